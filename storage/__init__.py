@@ -1,0 +1,66 @@
+"""Persistence and search: SQLite through APSW, local embeddings, the usearch index.
+
+Knows nothing of editors; imported by ``predictive`` and ``server``, never the reverse.
+"""
+
+from storage.errors import (
+    DatabaseCorrupt,
+    DatabaseLocked,
+    DatabaseTooNew,
+    InvalidInput,
+    ModelUnavailable,
+    NotFound,
+    StoreError,
+    StoreUnavailable,
+)
+from storage.models import (
+    AccessKind,
+    Anchor,
+    AnchorType,
+    Artifact,
+    Contradiction,
+    ContradictionStatus,
+    Edge,
+    EdgeType,
+    Kind,
+    Level,
+    Memory,
+    NewMemory,
+    Resolution,
+    Scope,
+    TraversalStep,
+)
+from storage.repository import AddResult, MemoryFilter, MemoryStore, Stats
+from storage.search import SearchHit, search
+
+__all__ = [
+    "AccessKind",
+    "AddResult",
+    "Anchor",
+    "AnchorType",
+    "Artifact",
+    "Contradiction",
+    "ContradictionStatus",
+    "DatabaseCorrupt",
+    "DatabaseLocked",
+    "DatabaseTooNew",
+    "Edge",
+    "EdgeType",
+    "InvalidInput",
+    "Kind",
+    "Level",
+    "Memory",
+    "MemoryFilter",
+    "MemoryStore",
+    "ModelUnavailable",
+    "NewMemory",
+    "NotFound",
+    "Resolution",
+    "Scope",
+    "SearchHit",
+    "Stats",
+    "StoreError",
+    "StoreUnavailable",
+    "TraversalStep",
+    "search",
+]

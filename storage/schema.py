@@ -1,0 +1,186 @@
+"""Numbered schema migrations; ``MIGRATIONS[n-1]`` brings ``user_version`` from n-1 to n."""
+
+from __future__ import annotations
+
+_KINDS = (
+    "'fact','decision','episode','solution','pattern','workflow','convention','preference',"
+    "'summary'"
+)
+_EDGE_TYPES = (
+    "'RELATES_TO','SIMILAR_TO','LEADS_TO','DERIVED_FROM','SOLVES','SUPERSEDES',"
+    "'OCCURRED_BEFORE','EVOLVED_INTO','CONTRADICTS','INVALIDATED_BY','PREFERS_OVER',"
+    "'PART_OF','DEPENDS_ON','IMPLEMENTS','EXEMPLIFIES'"
+)
+
+_V1 = f"""
+CREATE TABLE meta(
+    key   TEXT PRIMARY KEY,
+    value TEXT NOT NULL
+) WITHOUT ROWID;
+INSERT INTO meta(key, value) VALUES ('generation', '0'), ('vector_generation', '0');
+
+CREATE TABLE memories(
+    id              INTEGER PRIMARY KEY,
+    kind            TEXT NOT NULL CHECK (kind IN ({_KINDS})),
+    text            TEXT NOT NULL CHECK (length(text) > 0),
+    summary         TEXT,
+    compressed      TEXT,
+    index_label     TEXT,
+    scope           TEXT NOT NULL DEFAULT 'project' CHECK (scope IN ('user','project','system')),
+    source          TEXT NOT NULL DEFAULT 'manual',
+    source_id       TEXT,
+    content_hash    TEXT NOT NULL UNIQUE,
+    importance      REAL NOT NULL DEFAULT 0.5 CHECK (importance BETWEEN 0 AND 1),
+    confidence      REAL NOT NULL DEFAULT 1.0 CHECK (confidence BETWEEN 0 AND 1),
+    decay_score     REAL NOT NULL DEFAULT 1.0,
+    retrieval_count INTEGER NOT NULL DEFAULT 0,
+    citation_count  INTEGER NOT NULL DEFAULT 0,
+    ignore_count    INTEGER NOT NULL DEFAULT 0,
+    created_at      REAL NOT NULL,
+    updated_at      REAL NOT NULL,
+    valid_from      REAL NOT NULL,
+    valid_to        REAL,
+    last_accessed   REAL,
+    supersedes      INTEGER REFERENCES memories(id) ON DELETE SET NULL,
+    superseded_by   INTEGER REFERENCES memories(id) ON DELETE SET NULL,
+    archived        INTEGER NOT NULL DEFAULT 0 CHECK (archived IN (0, 1)),
+    archived_at     REAL,
+    archive_reason  TEXT,
+    fact_key        TEXT,
+    fact_value      TEXT,
+    metadata        TEXT NOT NULL DEFAULT '{{}}' CHECK (json_valid(metadata))
+);
+CREATE INDEX memories_kind ON memories(kind) WHERE archived = 0;
+CREATE INDEX memories_source ON memories(source, source_id);
+CREATE INDEX memories_valid ON memories(valid_from, valid_to);
+CREATE INDEX memories_fact_key ON memories(fact_key) WHERE fact_key IS NOT NULL;
+CREATE INDEX memories_superseded_by ON memories(superseded_by) WHERE superseded_by IS NOT NULL;
+
+CREATE TABLE anchors(
+    memory_id INTEGER NOT NULL REFERENCES memories(id) ON DELETE CASCADE,
+    type      TEXT NOT NULL CHECK (type IN ('file','module','symbol','branch','error','tag')),
+    value     TEXT NOT NULL,
+    PRIMARY KEY (memory_id, type, value)
+) WITHOUT ROWID;
+CREATE INDEX anchors_lookup ON anchors(type, value, memory_id);
+
+CREATE TABLE artifacts(
+    id        INTEGER PRIMARY KEY,
+    memory_id INTEGER NOT NULL REFERENCES memories(id) ON DELETE CASCADE,
+    type      TEXT NOT NULL,
+    ref       TEXT NOT NULL,
+    title     TEXT,
+    UNIQUE (memory_id, type, ref)
+);
+CREATE INDEX artifacts_ref ON artifacts(type, ref);
+
+CREATE TABLE edges(
+    id         INTEGER PRIMARY KEY,
+    source_id  INTEGER NOT NULL REFERENCES memories(id) ON DELETE CASCADE,
+    target_id  INTEGER NOT NULL REFERENCES memories(id) ON DELETE CASCADE,
+    type       TEXT NOT NULL CHECK (type IN ({_EDGE_TYPES})),
+    strength   REAL NOT NULL DEFAULT 1.0 CHECK (strength BETWEEN 0 AND 1),
+    reverse    INTEGER NOT NULL DEFAULT 0 CHECK (reverse IN (0, 1)),
+    created_at REAL NOT NULL,
+    metadata   TEXT NOT NULL DEFAULT '{{}}' CHECK (json_valid(metadata)),
+    CHECK (source_id != target_id),
+    UNIQUE (source_id, target_id, type)
+);
+CREATE INDEX edges_target ON edges(target_id, type);
+
+CREATE TABLE contradictions(
+    id          INTEGER PRIMARY KEY,
+    memory_a    INTEGER NOT NULL REFERENCES memories(id) ON DELETE CASCADE,
+    memory_b    INTEGER NOT NULL REFERENCES memories(id) ON DELETE CASCADE,
+    status      TEXT NOT NULL DEFAULT 'open' CHECK (status IN ('open','resolved','dismissed')),
+    resolution  TEXT CHECK (resolution IN ('a_wins','b_wins','both_valid','merged')),
+    note        TEXT,
+    reason      TEXT,
+    confidence  REAL NOT NULL DEFAULT 0.5,
+    detected_at REAL NOT NULL,
+    resolved_at REAL,
+    CHECK (memory_a < memory_b),
+    UNIQUE (memory_a, memory_b)
+);
+CREATE INDEX contradictions_open ON contradictions(status, memory_a, memory_b);
+
+CREATE TABLE access_log(
+    id        INTEGER PRIMARY KEY,
+    memory_id INTEGER NOT NULL REFERENCES memories(id) ON DELETE CASCADE,
+    at        REAL NOT NULL,
+    kind      TEXT NOT NULL CHECK (kind IN ('retrieval','citation','ignore','view')),
+    context   TEXT
+);
+CREATE INDEX access_log_memory ON access_log(memory_id, at);
+
+CREATE TABLE categories(
+    id                 INTEGER PRIMARY KEY,
+    name               TEXT NOT NULL UNIQUE,
+    parent_id          INTEGER REFERENCES categories(id) ON DELETE SET NULL,
+    description        TEXT,
+    summary            TEXT,
+    summary_updated_at REAL,
+    created_at         REAL NOT NULL
+);
+CREATE TABLE category_members(
+    category_id INTEGER NOT NULL REFERENCES categories(id) ON DELETE CASCADE,
+    memory_id   INTEGER NOT NULL REFERENCES memories(id) ON DELETE CASCADE,
+    added_at    REAL NOT NULL,
+    PRIMARY KEY (category_id, memory_id)
+) WITHOUT ROWID;
+CREATE INDEX category_members_memory ON category_members(memory_id);
+
+CREATE TABLE sessions(
+    id          INTEGER PRIMARY KEY,
+    source_tool TEXT NOT NULL,
+    external_id TEXT NOT NULL,
+    workspace   TEXT,
+    title       TEXT,
+    started_at  REAL,
+    ended_at    REAL,
+    summary     TEXT,
+    embedding   BLOB,
+    model_id    TEXT,
+    metadata    TEXT NOT NULL DEFAULT '{{}}' CHECK (json_valid(metadata)),
+    UNIQUE (source_tool, external_id)
+);
+CREATE TABLE messages(
+    id         INTEGER PRIMARY KEY,
+    session_id INTEGER NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+    idx        INTEGER NOT NULL,
+    role       TEXT NOT NULL,
+    text       TEXT NOT NULL,
+    at         REAL,
+    embedding  BLOB,
+    model_id   TEXT,
+    metadata   TEXT NOT NULL DEFAULT '{{}}' CHECK (json_valid(metadata)),
+    UNIQUE (session_id, idx)
+);
+CREATE TABLE session_memories(
+    session_id  INTEGER NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+    memory_id   INTEGER NOT NULL REFERENCES memories(id) ON DELETE CASCADE,
+    message_idx INTEGER,
+    PRIMARY KEY (session_id, memory_id)
+) WITHOUT ROWID;
+
+-- Vectors: float32 little-endian BLOBs, one per memory, with the model that made them.
+-- gen = the vector_generation that wrote the row (lets an index catch up incrementally).
+CREATE TABLE embeddings(
+    memory_id  INTEGER PRIMARY KEY REFERENCES memories(id) ON DELETE CASCADE,
+    model_id   TEXT NOT NULL,
+    dim        INTEGER NOT NULL,
+    vector     BLOB NOT NULL CHECK (length(vector) = dim * 4),
+    gen        INTEGER NOT NULL,
+    created_at REAL NOT NULL
+);
+CREATE INDEX embeddings_gen ON embeddings(model_id, gen);
+
+-- Keyword index over the levels, anchors and tags; rowid = memories.id.
+-- ``terms`` holds identifier splits (camelCase, snake_case, paths) so code words match prose.
+CREATE VIRTUAL TABLE memories_fts USING fts5(
+    text, summary, compressed, index_label, anchors, tags, terms,
+    tokenize = 'porter unicode61 remove_diacritics 2'
+);
+"""
+
+MIGRATIONS: list[str] = [_V1]

@@ -1,0 +1,217 @@
+"""Hybrid search: FTS5 bm25 and vector candidates fused, with filters and component scores."""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from storage.errors import InvalidInput
+from storage.models import Memory
+from storage.repository import MemoryFilter, MemoryStore
+from storage.text import fts_query
+
+log = logging.getLogger(__name__)
+
+RRF_K = 60
+# bm25 column weights: text, summary, compressed, index_label, anchors, tags, terms
+BM25_WEIGHTS = (1.0, 1.0, 0.8, 1.5, 2.0, 2.0, 0.5)
+# Below this many filtered memories, vector search is exact over their stored vectors.
+EXACT_VECTOR_LIMIT = 4000
+MODES = ("hybrid", "keyword", "vector")
+FUSIONS = ("rrf", "weighted")
+
+
+@dataclass
+class SearchHit:
+    """One result with every component of its score."""
+
+    memory: Memory
+    score: float  # fused relevance in [0, 1]
+    keyword_rank: int | None = None
+    bm25: float | None = None  # FTS5 bm25 (lower is better; negated here: higher is better)
+    vector_rank: int | None = None
+    similarity: float | None = None  # cosine similarity
+    components: dict[str, float] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "id": self.memory.id,
+            "kind": self.memory.kind.value,
+            "text": self.memory.text,
+            "score": round(self.score, 6),
+            "keyword_rank": self.keyword_rank,
+            "bm25": None if self.bm25 is None else round(self.bm25, 6),
+            "vector_rank": self.vector_rank,
+            "similarity": None if self.similarity is None else round(self.similarity, 6),
+            "components": {k: round(v, 6) for k, v in self.components.items()},
+            "anchors": [str(a) for a in self.memory.anchors],
+            "archived": self.memory.archived,
+        }
+
+
+def keyword_candidates(
+    store: MemoryStore, query: str, filters: MemoryFilter, limit: int
+) -> list[tuple[int, float]]:
+    """(id, bm25 score, higher is better) from FTS5, best first."""
+    match = fts_query(query)
+    if match is None:
+        return []
+    where, params = filters.sql("m")
+    weights = ", ".join(str(w) for w in BM25_WEIGHTS)
+    rows = store.conn.execute(
+        f"SELECT m.id, -bm25(memories_fts, {weights}) AS s FROM memories_fts "
+        f"JOIN memories m ON m.id = memories_fts.rowid "
+        f"WHERE memories_fts MATCH ? AND {where} ORDER BY bm25(memories_fts, {weights}) "
+        f"LIMIT ?",
+        [match, *params, int(limit)],
+    ).fetchall()
+    return [(r[0], float(r[1])) for r in rows]
+
+
+def vector_candidates(
+    store: MemoryStore, query_vec: np.ndarray, filters: MemoryFilter, limit: int
+) -> list[tuple[int, float]]:
+    """(id, cosine similarity) best first; exact for small filtered sets, ANN otherwise."""
+    vi = store.vectors()
+    if vi is None:
+        return []
+    if not filters.is_default:
+        n = store.count(filters)
+        if n == 0:
+            return []
+        if n <= EXACT_VECTOR_LIMIT:
+            return _exact(store, query_vec, filters, limit)
+    total = len(vi)
+    want = limit
+    for _ in range(4):
+        hits = vi.search(query_vec, min(total, want * 4 if not filters.is_default else want + 8))
+        allowed = store.ids_matching(filters, [h[0] for h in hits])
+        kept = [h for h in hits if h[0] in allowed]
+        if len(kept) >= limit or len(hits) >= total:
+            return kept[:limit]
+        want *= 4
+    return kept[:limit]
+
+
+def _exact(
+    store: MemoryStore, query_vec: np.ndarray, filters: MemoryFilter, limit: int
+) -> list[tuple[int, float]]:
+    where, params = filters.sql("m")
+    emb = store.embedder
+    assert emb is not None
+    rows = store.conn.execute(
+        f"SELECT e.memory_id, e.vector FROM embeddings e JOIN memories m ON m.id = e.memory_id "
+        f"WHERE e.model_id = ? AND {where}",
+        [emb.model_id, *params],
+    ).fetchall()
+    if not rows:
+        return []
+    ids = np.asarray([r[0] for r in rows])
+    mat = np.frombuffer(b"".join(r[1] for r in rows), dtype="<f4").reshape(len(rows), -1)
+    sims = mat @ np.asarray(query_vec, dtype=np.float32)
+    top = np.argsort(-sims)[:limit]
+    return [(int(ids[i]), float(sims[i])) for i in top]
+
+
+def search(
+    store: MemoryStore,
+    query: str,
+    *,
+    filters: MemoryFilter | None = None,
+    k: int = 10,
+    mode: str = "hybrid",
+    fusion: str = "rrf",
+    candidates: int | None = None,
+    alpha: float = 0.5,
+    query_vector: np.ndarray | None = None,
+) -> list[SearchHit]:
+    """Search memories. ``mode``: hybrid | keyword | vector. ``fusion``: rrf | weighted.
+
+    Without an embedder, hybrid quietly becomes keyword search (vector mode is an error).
+    """
+    if mode not in MODES:
+        raise InvalidInput(f"unknown search mode {mode!r}; use one of {', '.join(MODES)}")
+    if fusion not in FUSIONS:
+        raise InvalidInput(f"unknown fusion {fusion!r}; use one of {', '.join(FUSIONS)}")
+    if not isinstance(query, str) or not query.strip():
+        raise InvalidInput("the search query is empty")
+    if k <= 0:
+        raise InvalidInput("k must be at least 1")
+    filters = filters or MemoryFilter()
+    pool = candidates or max(50, k * 3)
+    if mode == "vector" and not store.has_embedder:
+        raise InvalidInput("vector search needs an embedding model")
+    kw: list[tuple[int, float]] = []
+    vec: list[tuple[int, float]] = []
+    if mode in ("hybrid", "keyword"):
+        kw = keyword_candidates(store, query, filters, pool)
+    if mode in ("hybrid", "vector") and store.has_embedder:
+        qv = query_vector
+        if qv is None:
+            emb = store.embedder
+            assert emb is not None
+            qv = emb.embed([query])[0]
+        vec = vector_candidates(store, qv, filters, pool)
+    fused = fuse(kw, vec, fusion=fusion, alpha=alpha)
+    top = fused[:k]
+    mems = {m.id: m for m in store.get_many([t[0] for t in top])}
+    kw_rank = {mid: r for r, (mid, _) in enumerate(kw, 1)}
+    kw_score = dict(kw)
+    v_rank = {mid: r for r, (mid, _) in enumerate(vec, 1)}
+    v_sim = dict(vec)
+    hits = []
+    for mid, score, comps in top:
+        if mid not in mems:  # purged meanwhile
+            continue
+        hits.append(
+            SearchHit(
+                memory=mems[mid],
+                score=score,
+                keyword_rank=kw_rank.get(mid),
+                bm25=kw_score.get(mid),
+                vector_rank=v_rank.get(mid),
+                similarity=v_sim.get(mid),
+                components=comps,
+            )
+        )
+    return hits
+
+
+def fuse(
+    kw: list[tuple[int, float]],
+    vec: list[tuple[int, float]],
+    *,
+    fusion: str = "rrf",
+    alpha: float = 0.5,
+) -> list[tuple[int, float, dict[str, float]]]:
+    """Fuse ranked lists into (id, score in [0, 1], components), best first.
+
+    rrf: reciprocal rank fusion, normalised by the best possible value.
+    weighted: ``alpha`` × similarity + (1 − alpha) × bm25 scaled by the best bm25.
+    A single list keeps its own order.
+    """
+    scores: dict[int, dict[str, float]] = {}
+    if fusion == "rrf":
+        lists = [(name, lst) for name, lst in (("keyword", kw), ("vector", vec)) if lst]
+        best = sum(1.0 / (RRF_K + 1) for _ in lists) or 1.0
+        for name, lst in lists:
+            for rank, (mid, _) in enumerate(lst, 1):
+                scores.setdefault(mid, {})[f"rrf_{name}"] = 1.0 / (RRF_K + rank)
+        out = [(mid, sum(c.values()) / best, c) for mid, c in scores.items()]
+    else:
+        top_bm25 = max((s for _, s in kw), default=0.0)
+        w_kw = 0.0 if not kw else (1.0 - alpha if vec else 1.0)
+        w_vec = 0.0 if not vec else (alpha if kw else 1.0)
+        for mid, s in kw:
+            scores.setdefault(mid, {})["keyword"] = s / top_bm25 if top_bm25 > 0 else 0.0
+        for mid, s in vec:
+            scores.setdefault(mid, {})["vector"] = max(0.0, s)
+        out = [
+            (mid, w_kw * c.get("keyword", 0.0) + w_vec * c.get("vector", 0.0), c)
+            for mid, c in scores.items()
+        ]
+    out.sort(key=lambda t: (-t[1], t[0]))
+    return out

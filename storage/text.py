@@ -1,0 +1,61 @@
+"""Small text helpers shared by the store and search: hashing, identifier splitting, FTS queries."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+
+_WS = re.compile(r"\s+")
+_IDENT = re.compile(r"[A-Za-z][A-Za-z0-9]*(?:[_\-./][A-Za-z0-9]+)*")
+_CAMEL = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+")
+_WORD = re.compile(r"\w+", re.UNICODE)
+
+STOPWORDS = frozenset(
+    (
+        "a an and are as at be but by did do does for from had has have how i if in into is it "
+        "its me my of on or our so than that the their them then there these they this to was "
+        "we were what when where which who whom why will with you your"
+    ).split()
+)
+
+
+def normalise_text(text: str) -> str:
+    return _WS.sub(" ", text).strip()
+
+
+def content_hash(text: str) -> str:
+    """Identity of a memory's content: whitespace-insensitive sha256 of its full text."""
+    return hashlib.sha256(normalise_text(text).encode("utf-8")).hexdigest()
+
+
+def identifier_terms(text: str) -> str:
+    """Split camelCase identifiers into words so ``refreshToken`` matches "refresh token"."""
+    out: list[str] = []
+    for ident in _IDENT.findall(text):
+        for part in re.split(r"[_\-./]", ident):
+            pieces = _CAMEL.findall(part)
+            if len(pieces) > 1:
+                out.extend(p.lower() for p in pieces)
+    return " ".join(out)
+
+
+def fts_query(text: str, *, max_terms: int = 32) -> str | None:
+    """An FTS5 OR-query of the distinct, quoted words of ``text`` (stopwords dropped)."""
+    words: list[str] = []
+    seen: set[str] = set()
+    for raw in _WORD.findall(text):
+        w = raw.lower()
+        if w in STOPWORDS or w in seen:
+            continue
+        seen.add(w)
+        words.append(w)
+        for piece in identifier_terms(raw).split():
+            if piece not in seen:
+                seen.add(piece)
+                words.append(piece)
+    if not words:
+        # a query of only stopwords still deserves an answer
+        words = list(dict.fromkeys(_WORD.findall(text.lower())))
+    if not words:
+        return None
+    return " OR ".join('"' + w.replace('"', '""') + '"' for w in words[:max_terms])
