@@ -18,6 +18,10 @@ from pathlib import Path
 
 import apsw
 import numpy as np
+
+# onnxruntime must be loaded before usearch: the other order segfaults in onnxruntime's
+# import (usearch 2.26 + onnxruntime 1.31 on Linux x86_64, seen here).
+import onnxruntime  # noqa: F401
 from usearch.index import Index
 
 log = logging.getLogger(__name__)
@@ -120,7 +124,7 @@ class VectorIndex:
             except Exception as e:  # any parse/restore failure means: do not trust it
                 log.warning("vector index %s unreadable (%s); rebuilding", self.path, e)
                 return "corrupt"
-        index.change_expansion_search(self._params["expansion_search"])
+        index.expansion_search = self._params["expansion_search"]
         with self._access:
             self._index = index
         self.generation = int(meta["generation"])
