@@ -18,8 +18,11 @@ def recall(
     seeds: Sequence[int] = (),
     scorer: HybridScorer | None = None,
     now: float | None = None,
+    min_similarity: float | None = None,
 ) -> list[Scored]:
     """Top ``k`` memories for ``query``: a wider candidate pool, ranked by the hybrid scorer."""
-    hits = search(store, query, filters=filters, k=max(k * 3, 30), mode=mode)
+    hits = search(
+        store, query, filters=filters, k=max(k * 3, 30), mode=mode, min_similarity=min_similarity
+    )
     ranked = (scorer or HybridScorer()).rank(hits, store=store, seeds=seeds, now=now)
     return ranked[:k]

@@ -21,7 +21,15 @@ _best_practice_applied = False
 def _apply_best_practice() -> None:
     global _best_practice_applied
     if not _best_practice_applied:
-        apsw.bestpractice.apply(apsw.bestpractice.recommended)
+        # All of the recommended set but SQLite's log forwarding: a refused file would
+        # otherwise print SQLite's own log line next to our one-line error.
+        apsw.bestpractice.apply(
+            tuple(
+                p
+                for p in apsw.bestpractice.recommended
+                if p is not apsw.bestpractice.library_logging
+            )
+        )
         _best_practice_applied = True
 
 
@@ -52,13 +60,18 @@ def connect(path: Path, *, readonly: bool = False) -> apsw.Connection:
         if readonly
         else (apsw.SQLITE_OPEN_READWRITE | apsw.SQLITE_OPEN_CREATE)
     )
+    corrupt = f"{path} is not a valid Living Memory database ({{}}); it was left untouched"
     try:
+        _check_header(path)
         conn = apsw.Connection(str(path), flags=flags)
     except apsw.CantOpenError as e:
         raise StoreUnavailable(f"cannot open database {path}: {e}") from e
+    except (apsw.NotADBError, apsw.CorruptError) as e:
+        raise DatabaseCorrupt(corrupt.format(e)) from e
+    except apsw.BusyError as e:
+        raise DatabaseLocked(f"database {path} is locked by another process") from e
     conn.set_busy_timeout(busy_timeout_ms())
     try:
-        _check_header(path)
         conn.pragma("foreign_keys", True)
         if not readonly:
             if conn.pragma("journal_mode") != "wal":
@@ -69,9 +82,7 @@ def connect(path: Path, *, readonly: bool = False) -> apsw.Connection:
             _check_version(conn)
     except (apsw.NotADBError, apsw.CorruptError) as e:
         conn.close()
-        raise DatabaseCorrupt(
-            f"{path} is not a valid Living Memory database ({e}); it was left untouched"
-        ) from e
+        raise DatabaseCorrupt(corrupt.format(e)) from e
     except apsw.BusyError as e:
         conn.close()
         raise DatabaseLocked(f"database {path} is locked by another process") from e

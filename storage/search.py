@@ -127,10 +127,12 @@ def search(
     candidates: int | None = None,
     alpha: float = 0.5,
     query_vector: np.ndarray | None = None,
+    min_similarity: float | None = None,
 ) -> list[SearchHit]:
     """Search memories. ``mode``: hybrid | keyword | vector. ``fusion``: rrf | weighted.
 
     Without an embedder, hybrid quietly becomes keyword search (vector mode is an error).
+    ``min_similarity`` drops vector candidates less similar than that (noise in small stores).
     """
     if mode not in MODES:
         raise InvalidInput(f"unknown search mode {mode!r}; use one of {', '.join(MODES)}")
@@ -155,6 +157,8 @@ def search(
             assert emb is not None
             qv = emb.embed([query])[0]
         vec = vector_candidates(store, qv, filters, pool)
+        if min_similarity is not None:
+            vec = [(mid, sim) for mid, sim in vec if sim >= min_similarity]
     fused = fuse(kw, vec, fusion=fusion, alpha=alpha)
     top = fused[:k]
     mems = {m.id: m for m in store.get_many([t[0] for t in top])}

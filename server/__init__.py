@@ -1,0 +1,1 @@
+"""The process: the command line and (later) the language server. Wiring only."""

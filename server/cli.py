@@ -1,0 +1,571 @@
+"""The ``living-memory`` command line: remember, search, show, related, forget, restore, stats,
+reindex. Every read command takes ``--json``. Errors are one line on stderr and exit code 2."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import os
+import sys
+import time
+from collections.abc import Callable, Sequence
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, NoReturn
+
+import apsw
+
+from storage import (
+    Anchor,
+    AnchorType,
+    Artifact,
+    EdgeType,
+    Kind,
+    Level,
+    Memory,
+    MemoryFilter,
+    MemoryStore,
+    NewMemory,
+    Scope,
+    StoreError,
+)
+from storage.paths import default_db_path
+
+EXIT_OK = 0
+EXIT_ERROR = 2
+ENV_MODEL_DIR = "LIVING_MEMORY_MODEL_DIR"
+ENV_EMBEDDER = "LIVING_MEMORY_EMBEDDER"
+# Below this cosine similarity a MiniLM match without shared keywords is mostly noise.
+MIN_SIMILARITY = 0.2
+
+log = logging.getLogger("living_memory")
+
+
+class CliError(Exception):
+    """A user-facing error: printed as one line, exit code 2."""
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> NoReturn:
+        raise CliError(f"{self.prog}: {message}")
+
+
+# ---- argument types --------------------------------------------------------------------------
+
+
+def _memory_id(text: str) -> int:
+    t = text.lstrip("#")
+    if not t.isdigit() or int(t) <= 0:
+        raise argparse.ArgumentTypeError(f"not a memory id: {text!r}")
+    return int(t)
+
+
+def _unit_float(text: str) -> float:
+    try:
+        v = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    if not 0.0 <= v <= 1.0:
+        raise argparse.ArgumentTypeError(f"must be between 0 and 1: {text!r}")
+    return v
+
+
+def _positive_int(text: str) -> int:
+    if not text.isdigit() or int(text) <= 0:
+        raise argparse.ArgumentTypeError(f"must be a positive integer: {text!r}")
+    return int(text)
+
+
+def _time(text: str) -> float:
+    """An ISO date/time (UTC unless it says otherwise) or seconds since the epoch."""
+    try:
+        return float(text)
+    except ValueError:
+        pass
+    try:
+        dt = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"not a time: {text!r} (use ISO 8601 like 2026-01-31 or epoch seconds)"
+        ) from None
+    if dt.tzinfo is None:
+        dt = dt.replace(tzinfo=timezone.utc)
+    return dt.timestamp()
+
+
+def _anchor(text: str) -> Anchor:
+    try:
+        return Anchor.parse(text)
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
+
+
+def _choice(enum_cls: type) -> Callable[[str], Any]:
+    values = [e.value for e in enum_cls]
+
+    def parse(text: str) -> Any:
+        for v in values:
+            if v.lower() == text.lower():
+                return enum_cls(v)
+        raise argparse.ArgumentTypeError(f"{text!r} is not one of {', '.join(values)}")
+
+    parse.__name__ = enum_cls.__name__.lower()
+    return parse
+
+
+# ---- parser ----------------------------------------------------------------------------------
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = _Parser(
+        prog="living-memory",
+        description="Project memory for AI-assisted coding.",
+    )
+    p.add_argument(
+        "--db",
+        type=Path,
+        help="database file (default: $LIVING_MEMORY_DB, else the user data dir keyed by the "
+        "git root of the current directory)",
+    )
+    p.add_argument(
+        "--model-dir",
+        type=Path,
+        default=os.environ.get(ENV_MODEL_DIR) or None,
+        help="embedding model directory with model.onnx + tokenizer.json "
+        f"(default: ${ENV_MODEL_DIR}, else the packaged all-MiniLM-L6-v2)",
+    )
+    p.add_argument("-v", "--verbose", action="store_true", help="log to stderr")
+    sub = p.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    sub.required = True
+
+    r = sub.add_parser("remember", help="store a memory")
+    r.add_argument("text", nargs="+", help="the memory text ('-' reads standard input)")
+    r.add_argument("--kind", "-k", type=_choice(Kind), default=Kind.FACT)
+    r.add_argument(
+        "--anchor",
+        "-a",
+        type=_anchor,
+        action="append",
+        default=[],
+        help="what it concerns: file:PATH, module:NAME, symbol:NAME, branch:NAME, error:SIG, "
+        "tag:NAME (a bare word is a tag); repeatable",
+    )
+    r.add_argument("--tag", "-t", action="append", default=[], help="a tag; repeatable")
+    r.add_argument("--importance", type=_unit_float, default=0.5)
+    r.add_argument("--scope", type=_choice(Scope), default=Scope.PROJECT)
+    r.add_argument("--source", default="manual")
+    r.add_argument("--source-id")
+    r.add_argument(
+        "--artifact",
+        action="append",
+        default=[],
+        metavar="TYPE:REF",
+        help="commit:SHA, adr:PATH, pr:URL …; repeatable",
+    )
+    r.add_argument("--supersedes", type=_memory_id, help="id of the memory this replaces")
+    r.add_argument("--json", action="store_true")
+
+    s = sub.add_parser("search", help="hybrid keyword + semantic search")
+    s.add_argument("query", nargs="+")
+    s.add_argument("-n", "--limit", type=_positive_int, default=10)
+    s.add_argument("--kind", "-k", type=_choice(Kind), action="append", default=[])
+    s.add_argument("--anchor", "-a", type=_anchor, action="append", default=[])
+    s.add_argument("--branch", help="only memories on this branch or on no particular branch")
+    s.add_argument("--mode", choices=["hybrid", "keyword", "vector"], default="hybrid")
+    s.add_argument("--archived", action="store_true", help="include archived memories")
+    s.add_argument(
+        "--min-similarity",
+        type=_unit_float,
+        default=MIN_SIMILARITY,
+        help="drop semantic matches below this cosine similarity (default %(default)s)",
+    )
+    when = s.add_mutually_exclusive_group()
+    when.add_argument("--valid-at", type=_time, help="only memories valid at this time")
+    when.add_argument("--current", action="store_true", help="only memories valid now")
+    s.add_argument("--json", action="store_true")
+
+    sh = sub.add_parser("show", help="show one memory")
+    sh.add_argument("id", type=_memory_id)
+    sh.add_argument("--level", type=_choice(Level), default=Level.FULL)
+    sh.add_argument("--json", action="store_true")
+
+    rel = sub.add_parser("related", help="walk the relationship graph from a memory")
+    rel.add_argument("id", type=_memory_id)
+    rel.add_argument("--depth", type=_positive_int, default=2)
+    rel.add_argument("--type", type=_choice(EdgeType), action="append", default=[])
+    rel.add_argument("--min-strength", type=_unit_float, default=0.0)
+    rel.add_argument("--direction", choices=["out", "in", "both"], default="both")
+    rel.add_argument(
+        "--link",
+        type=_memory_id,
+        metavar="OTHER",
+        help="first add an edge from ID to OTHER (with --type, default RELATES_TO)",
+    )
+    rel.add_argument("--strength", type=_unit_float, default=1.0, help="strength for --link")
+    rel.add_argument("--json", action="store_true")
+
+    f = sub.add_parser("forget", help="archive a memory (restorable); --purge deletes it")
+    f.add_argument("id", type=_memory_id)
+    f.add_argument("--reason")
+    f.add_argument(
+        "--purge",
+        action="store_true",
+        help="delete permanently (only an archived memory can be purged)",
+    )
+
+    rs = sub.add_parser("restore", help="bring back an archived memory")
+    rs.add_argument("id", type=_memory_id)
+
+    st = sub.add_parser("stats", help="what the store holds")
+    st.add_argument("--json", action="store_true")
+
+    ri = sub.add_parser("reindex", help="rebuild the keyword and vector indexes from the database")
+    ri.add_argument("--json", action="store_true")
+    return p
+
+
+# ---- helpers ---------------------------------------------------------------------------------
+
+
+def _fmt_time(ts: float | None) -> str:
+    if ts is None:
+        return "-"
+    return datetime.fromtimestamp(ts, tz=timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+
+
+def _one_line(text: str, width: int = 100) -> str:
+    t = " ".join(text.split())
+    return t if len(t) <= width else t[: width - 1] + "…"
+
+
+def _embedder_factory(model_dir: Path | None) -> Callable[[], Any]:
+    def make() -> Any:
+        if os.environ.get(ENV_EMBEDDER, "").lower() == "hashing":
+            from storage.embeddings import HashingEmbedder
+
+            return HashingEmbedder()
+        from storage.embeddings import load_embedder
+
+        return load_embedder(model_dir)
+
+    return make
+
+
+def _progress(label: str) -> Callable[[int, int], None]:
+    def report(done: int, total: int) -> None:
+        if sys.stderr.isatty():
+            print(f"\r{label}: {done}/{total}", end="", file=sys.stderr, flush=True)
+            if done >= total:
+                print(file=sys.stderr)
+
+    return report
+
+
+def _print_json(value: Any) -> None:
+    print(json.dumps(value, indent=2, ensure_ascii=False))
+
+
+# ---- commands --------------------------------------------------------------------------------
+
+
+def cmd_remember(store: MemoryStore, a: argparse.Namespace) -> int:
+    text = " ".join(a.text)
+    if text == "-":
+        raw = sys.stdin.buffer.read()
+        try:
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError as e:
+            raise CliError(f"standard input is not valid UTF-8 (byte {e.start})") from None
+    anchors = list(a.anchor) + [Anchor(AnchorType.TAG, t) for t in a.tag if t.strip()]
+    artifacts = []
+    for raw in a.artifact:
+        kind, sep, ref = raw.partition(":")
+        if not sep or not kind or not ref:
+            raise CliError(f"--artifact must look like TYPE:REF, not {raw!r}")
+        artifacts.append(Artifact(kind, ref))
+    if a.supersedes is not None and not store.exists(a.supersedes):
+        raise CliError(f"--supersedes: no memory #{a.supersedes}")
+    result = store.add(
+        NewMemory(
+            text=text,
+            kind=a.kind,
+            anchors=anchors,
+            artifacts=artifacts,
+            importance=a.importance,
+            scope=a.scope,
+            source=a.source,
+            source_id=a.source_id,
+        )
+    )
+    if a.supersedes is not None:
+        store.supersede(a.supersedes, result.id)
+    if a.json:
+        _print_json({"id": result.id, "created": result.created})
+    elif result.created:
+        print(f"Remembered #{result.id}")
+    else:
+        print(f"Already remembered as #{result.id}")
+    return EXIT_OK
+
+
+def cmd_search(store: MemoryStore, a: argparse.Namespace) -> int:
+    from predictive.retrieval import recall
+
+    pending = store.pending_embeddings()
+    if pending:
+        store.embed_pending(progress=_progress("embedding"))
+    filters = MemoryFilter(
+        kinds=a.kind,
+        anchors=a.anchor,
+        branch=a.branch,
+        include_archived=a.archived,
+        valid_at=time.time() if a.current else a.valid_at,
+    )
+    results = recall(
+        store,
+        " ".join(a.query),
+        filters=filters,
+        k=a.limit,
+        mode=a.mode,
+        min_similarity=a.min_similarity,
+    )
+    if results:
+        store.record_accesses([r.memory.id for r in results], "retrieval", context="cli search")
+    if a.json:
+        _print_json([r.to_dict() for r in results])
+        return EXIT_OK
+    if not results:
+        print("No memories match.")
+        return EXIT_OK
+    for r in results:
+        m = r.memory
+        flags = " (archived)" if m.archived else ""
+        flags += " (superseded)" if m.superseded_by else ""
+        anchors = " ".join(str(x) for x in m.anchors[:4])
+        print(f"#{m.id:<6} {m.kind.value:<10} {r.score:.3f}  {_one_line(m.text, 80)}{flags}")
+        if anchors:
+            print(f"{'':18}{anchors}")
+    return EXIT_OK
+
+
+def _memory_block(m: Memory, level: Level) -> list[str]:
+    body = m.level(level)
+    lines = [
+        f"#{m.id} {m.kind.value}  ({m.scope.value}, source: {m.source}"
+        + (f" {m.source_id}" if m.source_id else "")
+        + ")",
+        f"created {_fmt_time(m.created_at)}; valid {_fmt_time(m.valid_from)} → "
+        + ("now" if m.valid_to is None else _fmt_time(m.valid_to)),
+    ]
+    if m.archived:
+        lines.append(
+            f"ARCHIVED {_fmt_time(m.archived_at)}"
+            + (f": {m.archive_reason}" if m.archive_reason else "")
+        )
+    if m.superseded_by:
+        lines.append(f"superseded by #{m.superseded_by}")
+    if m.supersedes:
+        lines.append(f"supersedes #{m.supersedes}")
+    if m.anchors:
+        lines.append("anchors: " + ", ".join(str(x) for x in m.anchors))
+    if m.artifacts:
+        lines.append("artifacts: " + ", ".join(f"{x.type}:{x.ref}" for x in m.artifacts))
+    lines.append(
+        f"importance {m.importance:.2f}, decay {m.decay_score:.2f}, used "
+        f"{m.retrieval_count}× retrieved, {m.citation_count}× cited, {m.ignore_count}× ignored"
+    )
+    lines.append("")
+    if body is None:
+        lines.append(f"(no {level.value} level yet; full text:)")
+        body = m.text
+    lines.append(body)
+    return lines
+
+
+def cmd_show(store: MemoryStore, a: argparse.Namespace) -> int:
+    m = store.get(a.id)
+    store.record_access(m.id, "view", context="cli show")
+    edges = store.edges(m.id, direction="both")
+    if a.json:
+        out = m.to_dict()
+        out["level"] = a.level.value
+        out["edges"] = [
+            {
+                "source": e.source_id,
+                "target": e.target_id,
+                "type": e.type.value,
+                "strength": e.strength,
+            }
+            for e in edges
+        ]
+        out["categories"] = store.memory_categories(m.id)
+        _print_json(out)
+        return EXIT_OK
+    print("\n".join(_memory_block(m, a.level)))
+    if edges:
+        print("\nedges:")
+        for e in edges:
+            other = e.target_id if e.source_id == m.id else e.source_id
+            arrow = "→" if e.source_id == m.id else "←"
+            print(f"  {arrow} {e.type.value} #{other} ({e.strength:.2f})")
+    return EXIT_OK
+
+
+def cmd_related(store: MemoryStore, a: argparse.Namespace) -> int:
+    if a.link is not None:
+        store.add_edge(a.id, a.link, a.type[0] if a.type else EdgeType.RELATES_TO, a.strength)
+    steps = store.traverse(
+        a.id,
+        depth=a.depth,
+        types=a.type or None,
+        min_strength=a.min_strength,
+        direction=a.direction,
+    )
+    mems = {m.id: m for m in store.get_many([s.memory_id for s in steps])}
+    if a.json:
+        _print_json(
+            {
+                "id": a.id,
+                "related": [
+                    {
+                        "id": s.memory_id,
+                        "depth": s.depth,
+                        "via": s.via.value,
+                        "from": s.parent_id,
+                        "strength": round(s.strength, 6),
+                        "kind": mems[s.memory_id].kind.value,
+                        "text": mems[s.memory_id].text,
+                    }
+                    for s in steps
+                    if s.memory_id in mems
+                ],
+            }
+        )
+        return EXIT_OK
+    if not steps:
+        print(f"#{a.id} has no related memories.")
+        return EXIT_OK
+    for s in steps:
+        m = mems.get(s.memory_id)
+        if m is None:
+            continue
+        indent = "  " * s.depth
+        print(
+            f"{indent}{s.via.value} #{m.id} ({s.strength:.2f}) {m.kind.value}: "
+            f"{_one_line(m.text, 70)}"
+        )
+    return EXIT_OK
+
+
+def cmd_forget(store: MemoryStore, a: argparse.Namespace) -> int:
+    m = store.get(a.id)
+    if a.purge:
+        if not m.archived:
+            raise CliError(f"#{a.id} is not archived; forget it first, then purge")
+        store.purge(a.id)
+        print(f"Purged #{a.id} permanently")
+        return EXIT_OK
+    if m.archived:
+        print(f"#{a.id} was already archived")
+        return EXIT_OK
+    store.archive(a.id, a.reason)
+    print(f"Archived #{a.id} (restore with: living-memory restore {a.id})")
+    return EXIT_OK
+
+
+def cmd_restore(store: MemoryStore, a: argparse.Namespace) -> int:
+    m = store.get(a.id)
+    if not m.archived:
+        print(f"#{a.id} is not archived")
+        return EXIT_OK
+    store.restore(a.id)
+    print(f"Restored #{a.id}")
+    return EXIT_OK
+
+
+def cmd_stats(store: MemoryStore, a: argparse.Namespace) -> int:
+    st = store.stats()
+    if a.json:
+        _print_json(st.to_dict())
+        return EXIT_OK
+    print(f"database   {st.db_path} ({st.db_bytes / 1e6:.1f} MB)")
+    print(f"memories   {st.active} active, {st.archived} archived, {st.superseded} superseded")
+    if st.by_kind:
+        print("kinds      " + ", ".join(f"{k} {v}" for k, v in st.by_kind.items()))
+    if st.by_source:
+        print("sources    " + ", ".join(f"{k} {v}" for k, v in st.by_source.items()))
+    print(f"graph      {st.edges} edges, {st.contradictions_open} open contradictions")
+    print(
+        f"vectors    {st.embedded} embedded, {st.pending_embeddings} pending"
+        + (f" (model {st.model_id})" if st.model_id else "")
+    )
+    print(f"sessions   {st.sessions} ({st.messages} messages)")
+    return EXIT_OK
+
+
+def cmd_reindex(store: MemoryStore, a: argparse.Namespace) -> int:
+    result = store.reindex(progress=_progress("embedding"))
+    if a.json:
+        _print_json(result)
+    else:
+        print(
+            f"Reindexed: {result['fts_rows']} keyword rows, {result['vectors']} vectors "
+            f"({result['embedded']} newly embedded)"
+        )
+    return EXIT_OK
+
+
+COMMANDS: dict[str, Callable[[MemoryStore, argparse.Namespace], int]] = {
+    "remember": cmd_remember,
+    "search": cmd_search,
+    "show": cmd_show,
+    "related": cmd_related,
+    "forget": cmd_forget,
+    "restore": cmd_restore,
+    "stats": cmd_stats,
+    "reindex": cmd_reindex,
+}
+
+
+def open_store(db: Path | None, model_dir: Path | None) -> MemoryStore:
+    return MemoryStore(db or default_db_path(), embedder_factory=_embedder_factory(model_dir))
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    try:
+        args = build_parser().parse_args(argv)
+    except CliError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return EXIT_ERROR
+    logging.basicConfig(
+        level=logging.INFO if args.verbose else logging.WARNING,
+        stream=sys.stderr,
+        format="%(levelname)s %(name)s: %(message)s",
+    )
+    store: MemoryStore | None = None
+    try:
+        store = open_store(args.db, args.model_dir)
+        return COMMANDS[args.command](store, args)
+    except (CliError, StoreError) as e:
+        print(f"error: {e}", file=sys.stderr)
+        return EXIT_ERROR
+    except apsw.BusyError:
+        print("error: the database is locked by another process; try again", file=sys.stderr)
+        return EXIT_ERROR
+    except apsw.Error as e:
+        print(f"error: database error: {e}", file=sys.stderr)
+        return EXIT_ERROR
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130
+    finally:
+        if store is not None:
+            try:
+                store.close()
+            except Exception as e:
+                print(f"warning: could not save the vector index: {e}", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
