@@ -16,6 +16,7 @@ from typing import Any, NoReturn
 
 import apsw
 
+from predictive.signals import Activity
 from storage import (
     Anchor,
     AnchorType,
@@ -30,7 +31,7 @@ from storage import (
     Scope,
     StoreError,
 )
-from storage.paths import default_db_path
+from storage.paths import current_branch, default_db_path, git_root
 
 EXIT_OK = 0
 EXIT_ERROR = 2
@@ -219,6 +220,18 @@ def build_parser() -> argparse.ArgumentParser:
 
     st = sub.add_parser("stats", help="what the store holds")
     st.add_argument("--json", action="store_true")
+
+    cx = sub.add_parser("context", help="the context an AI assistant should see for a file")
+    cx.add_argument("file", type=Path)
+    cx.add_argument("--branch", help="default: the branch checked out in the file's repository")
+    cx.add_argument(
+        "--diagnostics",
+        metavar="JSON",
+        help="the file's diagnostics as a JSON list (LSP shape), or @PATH to read them from a file",
+    )
+    cx.add_argument("--activity", type=_choice(Activity), help="override the inferred activity")
+    cx.add_argument("--budget", type=_positive_int, help="total tokens (default 8000)")
+    cx.add_argument("--json", action="store_true")
 
     ri = sub.add_parser("reindex", help="rebuild the keyword and vector indexes from the database")
     ri.add_argument("--json", action="store_true")
@@ -516,6 +529,57 @@ def cmd_reindex(store: MemoryStore, a: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def cmd_context(store: MemoryStore, a: argparse.Namespace) -> int:
+    from predictive.compress import backfill_levels
+    from predictive.engine import ContextEngine, ContextRequest
+    from predictive.signals import diagnostics_from_json
+
+    path = a.file.expanduser()
+    if path.exists() and not path.is_file():
+        raise CliError(f"{path} is not a file")
+    root = git_root(path.parent if path.parent.exists() else Path.cwd()) or Path.cwd().resolve()
+    try:
+        rel = path.resolve().relative_to(root).as_posix()
+    except ValueError:
+        rel = path.as_posix()
+    diagnostics: tuple = ()
+    if a.diagnostics:
+        raw = a.diagnostics
+        if raw.startswith("@"):
+            try:
+                raw = Path(raw[1:]).read_text(encoding="utf-8")
+            except (OSError, UnicodeDecodeError) as e:
+                raise CliError(f"--diagnostics: cannot read {raw[1:]}: {e}") from None
+        try:
+            diagnostics = diagnostics_from_json(raw, rel)
+        except ValueError as e:
+            raise CliError(f"--diagnostics: {e}") from None
+    if a.budget is not None and not 200 <= a.budget <= 1_000_000:
+        raise CliError("--budget must be between 200 and 1000000 tokens")
+    if store.pending_embeddings():
+        store.embed_pending(progress=_progress("embedding"))
+    backfill_levels(store)
+    engine = ContextEngine(store, root=root)
+    result = engine.assemble(
+        ContextRequest(
+            path=rel,
+            branch=a.branch if a.branch is not None else current_branch(root),
+            diagnostics=diagnostics,
+            activity=a.activity,
+            budget=a.budget,
+            root=str(root),
+        )
+    )
+    if a.json:
+        _print_json(result.to_dict())
+    else:
+        print(result.markdown, end="")
+        t = result.tokens
+        tiers = ", ".join(f"{k} {v['used']}" for k, v in t["tiers"].items())
+        print(f"\n<!-- {t['total']}/{t['budget']} tokens: {tiers} -->", file=sys.stderr)
+    return EXIT_OK
+
+
 COMMANDS: dict[str, Callable[[MemoryStore, argparse.Namespace], int]] = {
     "remember": cmd_remember,
     "search": cmd_search,
@@ -525,6 +589,7 @@ COMMANDS: dict[str, Callable[[MemoryStore, argparse.Namespace], int]] = {
     "restore": cmd_restore,
     "stats": cmd_stats,
     "reindex": cmd_reindex,
+    "context": cmd_context,
 }
 
 

@@ -44,3 +44,18 @@ def default_db_path(cwd: Path | None = None) -> Path:
     base = os.environ.get(ENV_DATA_DIR)
     data = Path(base).expanduser() if base else Path(platformdirs.user_data_dir(APP_NAME))
     return data / "projects" / project_key(root) / DB_FILE
+
+
+def current_branch(root: Path) -> str | None:
+    """The checked-out branch from ``.git/HEAD`` (None when detached or unreadable)."""
+    git = root / ".git"
+    try:
+        if git.is_file():  # a worktree: "gitdir: <path>"
+            line = git.read_text(encoding="utf-8", errors="replace").strip()
+            if line.startswith("gitdir:"):
+                git = (root / line[len("gitdir:") :].strip()).resolve()
+        head = (git / "HEAD").read_text(encoding="utf-8", errors="replace").strip()
+    except OSError:
+        return None
+    prefix = "ref: refs/heads/"
+    return head[len(prefix) :] if head.startswith(prefix) else None

@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+import enum
 import json
 import logging
+import math
 import threading
 import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import apsw
 import numpy as np
@@ -67,6 +69,18 @@ _UPDATABLE = {
 _TEXT_FIELDS = {"text", "summary", "compressed", "index_label", "fact_value"}
 
 
+_E = TypeVar("_E", bound=enum.Enum)
+
+
+def _choice(cls: type[_E], value: Any, what: str) -> _E:
+    """``cls(value)``, or an InvalidInput naming the allowed values."""
+    try:
+        return cls(value)
+    except ValueError:
+        allowed = ", ".join(str(m.value) for m in cls)
+        raise InvalidInput(f"unknown {what} {value!r}; use one of {allowed}") from None
+
+
 @dataclass(frozen=True)
 class AddResult:
     id: int
@@ -99,10 +113,10 @@ class MemoryFilter:
             where.append(f"{alias}.archived = 0")
         if self.kinds:
             where.append(f"{alias}.kind IN ({','.join('?' * len(self.kinds))})")
-            params += [Kind(k).value for k in self.kinds]
+            params += [_choice(Kind, k, "kind").value for k in self.kinds]
         if self.scopes:
             where.append(f"{alias}.scope IN ({','.join('?' * len(self.scopes))})")
-            params += [Scope(s).value for s in self.scopes]
+            params += [_choice(Scope, s, "scope").value for s in self.scopes]
         if self.anchors:
             ors = " OR ".join("(a.type = ? AND a.value = ?)" for _ in self.anchors)
             where.append(f"{alias}.id IN (SELECT a.memory_id FROM anchors a WHERE {ors})")
@@ -191,6 +205,66 @@ def _unit(value: float, name: str) -> float:
     return v
 
 
+def _optional_text(value: str | None, name: str) -> str | None:
+    """A redacted optional level (summary …); None or blank means: not filled."""
+    if value is None or (isinstance(value, str) and not value.strip()):
+        return None
+    return redact(_validate_text(value, name))
+
+
+def _time(value: Any, name: str, default: float | None) -> float | None:
+    if value is None:
+        return default
+    try:
+        v = float(value)
+    except (TypeError, ValueError) as e:
+        raise InvalidInput(f"{name} must be a number, not {value!r}") from e
+    if not math.isfinite(v):
+        raise InvalidInput(f"{name} must be a finite number, not {value!r}")
+    return v
+
+
+def _json(value: Any, name: str = "metadata") -> str:
+    """Redacted JSON text of a metadata dict."""
+    if value is None:
+        value = {}
+    if not isinstance(value, dict):
+        raise InvalidInput(f"{name} must be a dict, not {type(value).__name__}")
+    try:
+        return json.dumps(redact_value(value), allow_nan=False)
+    except (TypeError, ValueError) as e:
+        raise InvalidInput(f"{name} is not JSON-serialisable: {e}") from e
+
+
+def _clean_anchors(anchors: Iterable[Any]) -> list[Anchor]:
+    """Validated, stripped, redacted, de-duplicated anchors."""
+    out: list[Anchor] = []
+    for a in anchors:
+        if not isinstance(a, Anchor):
+            raise InvalidInput(f"anchor {a!r} is not an Anchor (use Anchor.parse)")
+        atype = _choice(AnchorType, a.type, "anchor type")
+        if not isinstance(a.value, str) or not a.value.strip():
+            raise InvalidInput(f"anchor {a.type}: has an empty value")
+        if "\x00" in a.value:
+            raise InvalidInput("anchor value contains NUL bytes")
+        out.append(Anchor(atype, redact(a.value.strip())))
+    return list(dict.fromkeys(out))
+
+
+def _clean_artifacts(artifacts: Iterable[Any]) -> list[Artifact]:
+    out: list[Artifact] = []
+    for a in artifacts:
+        if not isinstance(a, Artifact):
+            raise InvalidInput(f"artifact {a!r} is not an Artifact")
+        for part, value in (("type", a.type), ("ref", a.ref)):
+            if not isinstance(value, str) or not value.strip() or "\x00" in value:
+                raise InvalidInput(f"artifact {part} must be a non-empty string, not {value!r}")
+        if a.title is not None and not isinstance(a.title, str):
+            raise InvalidInput("artifact title must be a string")
+        out.append(Artifact(a.type, redact(a.ref), redact(a.title) if a.title else a.title))
+    return list(dict.fromkeys(out))
+
+
 def default_index_path(db_path: Path) -> Path:
     return db_path.with_name(db_path.stem + ".vectors.usearch")
 
@@ -226,10 +300,10 @@ class MemoryStore:
 
     @property
     def conn(self) -> apsw.Connection:
+        if self._closed:
+            raise InvalidInput("the store is closed")
         c = getattr(self._local, "conn", None)
         if c is None:
-            if self._closed:
-                raise InvalidInput("the store is closed")
             c = dbmod.connect(self.db_path)
             self._local.conn = c
             with self._conns_lock:
@@ -362,26 +436,16 @@ class MemoryStore:
         if not isinstance(m, NewMemory):
             raise InvalidInput("add() takes NewMemory values")
         text = redact(_validate_text(m.text))
-        try:
-            kind = Kind(m.kind)
-            scope = Scope(m.scope)
-        except ValueError as e:
-            raise InvalidInput(str(e)) from e
+        kind = _choice(Kind, m.kind, "kind")
+        scope = _choice(Scope, m.scope, "scope")
         now = _now()
-        created = float(m.created_at) if m.created_at is not None else now
-        anchors = []
-        for a in m.anchors:
-            if not isinstance(a, Anchor):
-                raise InvalidInput(f"anchor {a!r} is not an Anchor")
-            if not a.value.strip():
-                raise InvalidInput("anchor with empty value")
-            anchors.append(Anchor(AnchorType(a.type), redact(a.value.strip())))
+        created = _time(m.created_at, "created_at", now)
         return {
             "kind": kind.value,
             "text": text,
-            "summary": redact(m.summary) if m.summary else None,
-            "compressed": redact(m.compressed) if m.compressed else None,
-            "index_label": redact(m.index_label) if m.index_label else None,
+            "summary": _optional_text(m.summary, "summary"),
+            "compressed": _optional_text(m.compressed, "compressed"),
+            "index_label": _optional_text(m.index_label, "index_label"),
             "scope": scope.value,
             "source": m.source or "manual",
             "source_id": m.source_id,
@@ -390,13 +454,13 @@ class MemoryStore:
             "confidence": _unit(m.confidence, "confidence"),
             "created_at": created,
             "updated_at": now,
-            "valid_from": float(m.valid_from) if m.valid_from is not None else created,
-            "valid_to": float(m.valid_to) if m.valid_to is not None else None,
+            "valid_from": _time(m.valid_from, "valid_from", created),
+            "valid_to": _time(m.valid_to, "valid_to", None),
             "fact_key": m.fact_key,
-            "fact_value": redact(m.fact_value) if m.fact_value else None,
-            "metadata": json.dumps(redact_value(m.metadata or {})),
-            "anchors": list(dict.fromkeys(anchors)),
-            "artifacts": list(dict.fromkeys(m.artifacts)),
+            "fact_value": _optional_text(m.fact_value, "fact_value"),
+            "metadata": _json(m.metadata),
+            "anchors": _clean_anchors(m.anchors),
+            "artifacts": _clean_artifacts(m.artifacts),
         }
 
     def _existing_hashes(self, hashes: list[str]) -> set[str]:
@@ -448,7 +512,7 @@ class MemoryStore:
         for a in artifacts:
             conn.execute(
                 "INSERT OR IGNORE INTO artifacts(memory_id, type, ref, title) VALUES (?,?,?,?)",
-                (mid, a.type, redact(a.ref), a.title),
+                (mid, a.type, a.ref, a.title),
             )
 
     def _write_vector(self, conn: apsw.Connection, mid: int, vec: np.ndarray, gen: int) -> None:
@@ -597,6 +661,63 @@ class MemoryStore:
             r[0] for r in self.conn.execute(f"SELECT m.id FROM memories m WHERE {where}", params)
         }
 
+    def anchor_matches(
+        self,
+        anchors: Sequence[Anchor],
+        *,
+        limit: int = 500,
+        include_archived: bool = False,
+    ) -> dict[int, list[Anchor]]:
+        """Memories carrying any of ``anchors`` (most recently created first), with the
+        anchors each one matched."""
+        if not anchors:
+            return {}
+        pairs = json.dumps([[a.type.value, a.value] for a in dict.fromkeys(anchors)])
+        archived = "" if include_archived else "AND m.archived = 0"
+        rows = self.conn.execute(
+            "WITH wanted(type, value) AS (SELECT json_extract(value, '$[0]'), "
+            "json_extract(value, '$[1]') FROM json_each(?)) "
+            "SELECT a.memory_id, a.type, a.value FROM wanted w "
+            "JOIN anchors a ON a.type = w.type AND a.value = w.value "
+            f"JOIN memories m ON m.id = a.memory_id {archived} "
+            "ORDER BY m.created_at DESC, m.id DESC",
+            (pairs,),
+        ).fetchall()
+        out: dict[int, list[Anchor]] = {}
+        for mid, t, v in rows:
+            if mid not in out and len(out) >= limit:
+                continue
+            out.setdefault(mid, []).append(Anchor(AnchorType(t), v))
+        return out
+
+    def topic_counts(
+        self,
+        types: Sequence[AnchorType] = (AnchorType.TAG, AnchorType.MODULE),
+        limit: int = 30,
+        ids_per_topic: int = 5,
+    ) -> list[tuple[str, int, list[int]]]:
+        """The commonest anchors of ``types`` among active memories: (label, count, some ids)."""
+        marks = ",".join("?" * len(types))
+        rows = self.conn.execute(
+            f"SELECT a.type, a.value, count(*) AS n FROM anchors a JOIN memories m ON "
+            f"m.id = a.memory_id AND m.archived = 0 WHERE a.type IN ({marks}) "
+            f"GROUP BY a.type, a.value ORDER BY n DESC, a.value LIMIT ?",
+            [*(AnchorType(t).value for t in types), limit],
+        ).fetchall()
+        out = []
+        for t, v, n in rows:
+            ids = [
+                r[0]
+                for r in self.conn.execute(
+                    "SELECT a.memory_id FROM anchors a JOIN memories m ON m.id = a.memory_id "
+                    "AND m.archived = 0 WHERE a.type = ? AND a.value = ? "
+                    "ORDER BY m.importance DESC, m.id DESC LIMIT ?",
+                    (t, v, ids_per_topic),
+                )
+            ]
+            out.append((v, n, ids))
+        return out
+
     def find_by_source(self, source: str, source_id: str) -> Memory | None:
         row = self.conn.execute(
             "SELECT id FROM memories WHERE source = ? AND source_id = ? ORDER BY id LIMIT 1",
@@ -615,17 +736,23 @@ class MemoryStore:
             raise InvalidInput(f"cannot update {', '.join(sorted(unknown))}")
         values: dict[str, Any] = {}
         for k, v in fields.items():
-            if k in _TEXT_FIELDS and v is not None:
+            if k in _TEXT_FIELDS and (v is not None or k == "text"):
                 v = redact(_validate_text(v, k))
             elif k in ("importance", "confidence"):
                 v = _unit(v, k)
             elif k == "kind":
-                v = Kind(v).value
+                v = _choice(Kind, v, "kind").value
             elif k == "scope":
-                v = Scope(v).value
+                v = _choice(Scope, v, "scope").value
             elif k == "metadata":
-                v = json.dumps(redact_value(v or {}))
+                v = _json(v)
+            elif k in ("valid_from", "valid_to", "decay_score"):
+                v = _time(v, k, None)
+                if v is None and k != "valid_to":
+                    raise InvalidInput(f"{k} cannot be empty")
             values[k] = v
+        if anchors is not None:
+            anchors = _clean_anchors(anchors)
         new_vec = None
         if "text" in values:
             values["content_hash"] = content_hash(values["text"])
@@ -662,6 +789,7 @@ class MemoryStore:
         return self.get(memory_id)
 
     def add_anchors(self, memory_id: int, anchors: Sequence[Anchor]) -> None:
+        anchors = _clean_anchors(anchors)
         conn = self.conn
         with dbmod.immediate(conn):
             self._require(conn, memory_id)
@@ -671,14 +799,16 @@ class MemoryStore:
 
     def set_decay_scores(self, scores: dict[int, float]) -> int:
         """Store recomputed decay scores (computed by the engine); return how many changed."""
+        try:
+            rows = [(float(v), int(k)) for k, v in scores.items()]
+        except (TypeError, ValueError) as e:
+            raise InvalidInput(f"decay scores must map ids to numbers: {e}") from e
         conn = self.conn
         with dbmod.immediate(conn):
             self._bump(conn)
-            conn.executemany(
-                "UPDATE memories SET decay_score = ? WHERE id = ?",
-                [(float(v), int(k)) for k, v in scores.items()],
-            )
-            return conn.changes()
+            before = conn.total_changes()
+            conn.executemany("UPDATE memories SET decay_score = ? WHERE id = ?", rows)
+            return conn.total_changes() - before
 
     def _require(self, conn: apsw.Connection, memory_id: int) -> tuple[Any, ...]:
         row = conn.execute(
@@ -743,9 +873,14 @@ class MemoryStore:
         memory_ids: Sequence[int],
         kind: AccessKind | str = AccessKind.RETRIEVAL,
         context: str | None = None,
+        *,
+        bump_generation: bool = True,
     ) -> None:
-        """Log use of memories and bump their counters (retrieval, citation, ignore, view)."""
-        kind = AccessKind(kind)
+        """Log use of memories and bump their counters (retrieval, citation, ignore, view).
+
+        ``bump_generation=False`` keeps caches keyed on the generation valid: the context
+        engine logs what it served without invalidating what it just cached."""
+        kind = _choice(AccessKind, kind, "access kind")
         column = {
             AccessKind.RETRIEVAL: "retrieval_count",
             AccessKind.CITATION: "citation_count",
@@ -757,7 +892,8 @@ class MemoryStore:
         with dbmod.immediate(conn):
             for mid in memory_ids:
                 self._require(conn, mid)
-            self._bump(conn)
+            if bump_generation:
+                self._bump(conn)
             for mid in memory_ids:
                 conn.execute(
                     "INSERT INTO access_log(memory_id, at, kind, context) VALUES (?, ?, ?, ?)",
@@ -808,7 +944,7 @@ class MemoryStore:
         metadata: dict[str, Any] | None = None,
     ) -> None:
         """Add (or strengthen) a typed edge; bidirectional types get their reverse edge too."""
-        etype = EdgeType(type)
+        etype = _choice(EdgeType, type, "edge type")
         strength = _unit(strength, "strength")
         if source_id == target_id:
             raise InvalidInput("an edge needs two different memories")
@@ -834,11 +970,11 @@ class MemoryStore:
                 "INSERT INTO edges(source_id, target_id, type, strength, reverse, created_at, "
                 "metadata) VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT(source_id, target_id, type) "
                 "DO UPDATE SET strength = max(strength, excluded.strength)",
-                (a, b, etype.value, strength, rev, _now(), json.dumps(metadata)),
+                (a, b, etype.value, strength, rev, _now(), _json(metadata)),
             )
 
     def remove_edge(self, source_id: int, target_id: int, type: EdgeType | str) -> bool:
-        etype = EdgeType(type)
+        etype = _choice(EdgeType, type, "edge type")
         conn = self.conn
         with dbmod.immediate(conn):
             self._bump(conn)
@@ -855,11 +991,15 @@ class MemoryStore:
         return removed > 0
 
     def edges(self, memory_id: int, *, direction: str = "out") -> list[Edge]:
-        """Edges leaving (out), arriving (in) or both; reverse copies are not repeated."""
+        """Edges leaving (out), arriving (in) or both (each relation once).
+
+        A bidirectional relation (RELATES_TO, SIMILAR_TO, CONTRADICTS) leaves and arrives
+        at both of its memories."""
         q = {
             "out": "source_id = ?",
-            "in": "target_id = ? AND reverse = 0",
-            "both": "(source_id = ? OR (target_id = ? AND reverse = 0))",
+            "in": "target_id = ?",
+            # a bidirectional relation is stored twice; its reverse copy is not repeated
+            "both": "(source_id = ? OR target_id = ?) AND reverse = 0",
         }
         if direction not in q:
             raise InvalidInput("direction must be out, in or both")
@@ -892,7 +1032,7 @@ class MemoryStore:
         conn = self.conn
         for s in starts:
             self._require(conn, s)
-        type_vals = [EdgeType(t).value for t in types] if types else None
+        type_vals = [_choice(EdgeType, t, "edge type").value for t in types] if types else None
         seen: set[int] = set(starts)
         frontier: dict[int, float] = {s: 1.0 for s in starts}
         out: list[TraversalStep] = []
@@ -913,8 +1053,7 @@ class MemoryStore:
             if direction in ("in", "both"):
                 clauses.append(
                     "SELECT target_id, source_id, type, strength FROM edges WHERE target_id IN "
-                    f"(SELECT value FROM json_each(?)) AND strength >= ?{type_sql} "
-                    "AND reverse = 0"
+                    f"(SELECT value FROM json_each(?)) AND strength >= ?{type_sql}"
                 )
                 params += [key, min_strength, *(type_vals or [])]
             best: dict[int, TraversalStep] = {}
@@ -989,7 +1128,7 @@ class MemoryStore:
         params: list[Any] = []
         if status is not None:
             sql += " AND status = ?"
-            params.append(ContradictionStatus(status).value)
+            params.append(_choice(ContradictionStatus, status, "status").value)
         if memory_ids is not None:
             key = json.dumps([int(i) for i in memory_ids])
             sql += (
@@ -1023,7 +1162,7 @@ class MemoryStore:
     ) -> Contradiction:
         """Settle a contradiction. The loser of a_wins/b_wins is superseded by the winner,
         never deleted; ``merged`` needs the id of the memory that merges both."""
-        res = Resolution(resolution)
+        res = _choice(Resolution, resolution, "resolution")
         conn = self.conn
         row = conn.execute(
             "SELECT memory_a, memory_b FROM contradictions WHERE id = ?", (contradiction_id,)

@@ -1,0 +1,483 @@
+"""The predictive context engine: editor signals → candidates → four tiers → rendered context."""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import threading
+import time
+from collections import OrderedDict
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from predictive.budget import TIERS, BudgetConfig, Candidate, Tier, TierFill, fit_tiers
+from predictive.compress import Compressor, DeterministicCompressor
+from predictive.derive import FileFacts, branch_tokens, derive_file, error_signature
+from predictive.render import (
+    TIER_TITLES,
+    account,
+    contradiction_renderings,
+    memory_renderings,
+    render_markdown,
+    title,
+    topic_renderings,
+)
+from predictive.scoring import HybridScorer
+from predictive.signals import Activity, Diagnostic, infer_activity
+from predictive.tokens import count_tokens
+from storage import (
+    AccessKind,
+    Anchor,
+    AnchorType,
+    ContradictionStatus,
+    Kind,
+    Level,
+    Memory,
+    MemoryFilter,
+    MemoryStore,
+    StoreError,
+    search,
+)
+
+log = logging.getLogger(__name__)
+
+MAX_FILE_BYTES = 1_000_000
+RECENT_ERROR_SECONDS = 24 * 3600
+# How strongly each kind of anchor match predicts that a memory is needed.
+ANCHOR_WEIGHTS: dict[str, float] = {
+    "file": 1.0,
+    "error": 1.0,
+    "symbol": 0.85,
+    "module": 0.8,
+    "paired": 0.7,
+    "branch": 0.7,
+    "import": 0.6,
+    "package": 0.5,
+    "tag": 0.5,
+}
+BACKGROUND_KINDS = (Kind.CONVENTION, Kind.WORKFLOW, Kind.SUMMARY)
+
+
+@dataclass(frozen=True)
+class ContextRequest:
+    """What the editor shows now: the file, its text, the branch, the diagnostics."""
+
+    path: str
+    text: str | None = None
+    language_id: str | None = None
+    branch: str | None = None
+    diagnostics: tuple[Diagnostic, ...] = ()
+    activity: Activity | None = None  # override; inferred when None
+    budget: int | None = None
+    root: str | None = None
+
+
+@dataclass
+class Item:
+    key: str
+    tier: Tier
+    level: str
+    score: float
+    tokens: int
+    memory_id: int | None
+    kind: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return dict(self.__dict__, tier=self.tier.value, score=round(self.score, 6))
+
+
+@dataclass
+class AssembledContext:
+    markdown: str
+    tokens: dict[str, Any]
+    items: list[Item]
+    file: FileFacts
+    branch: str | None
+    activity: Activity
+    generation: int
+    elapsed_ms: float
+    cached: bool = False
+    fills: dict[Tier, TierFill] = field(default_factory=dict, repr=False)
+
+    @property
+    def memory_ids(self) -> list[int]:
+        return [i.memory_id for i in self.items if i.memory_id is not None]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "file": self.file.path,
+            "module": self.file.module,
+            "branch": self.branch,
+            "activity": self.activity.value,
+            "tokens": self.tokens,
+            "items": [i.to_dict() for i in self.items],
+            "generation": self.generation,
+            "elapsed_ms": round(self.elapsed_ms, 3),
+            "cached": self.cached,
+            "markdown": self.markdown,
+        }
+
+
+@dataclass
+class _Cand:
+    memory: Memory
+    relevance: float = 0.0
+    reasons: set[str] = field(default_factory=set)
+
+
+def _read_text(path: Path) -> str | None:
+    try:
+        if not path.is_file() or path.stat().st_size > MAX_FILE_BYTES:
+            return None
+        data = path.read_bytes()
+    except OSError:
+        return None
+    if b"\x00" in data[:8192]:
+        return None  # binary
+    return data.decode("utf-8", errors="replace")
+
+
+class ContextEngine:
+    """Assembles the context for a request; thread-safe; caches per store generation."""
+
+    def __init__(
+        self,
+        store: MemoryStore,
+        *,
+        budget: BudgetConfig | None = None,
+        compressor: Compressor | None = None,
+        scorer: HybridScorer | None = None,
+        root: str | Path | None = None,
+        cache_size: int = 64,
+        search_k: int = 40,
+    ) -> None:
+        self.store = store
+        self.budget = budget or BudgetConfig()
+        self.compressor = compressor or DeterministicCompressor()
+        self.scorer = scorer or HybridScorer()
+        self.root = str(root) if root else None
+        self.search_k = search_k
+        self._cache: OrderedDict[tuple[Any, ...], AssembledContext] = OrderedDict()
+        self._cache_size = cache_size
+        self._lock = threading.Lock()
+        self._topics: tuple[int, list[tuple[str, int, list[int]]]] | None = None
+
+    # ---- public ----------------------------------------------------------------------------
+
+    def assemble(self, request: ContextRequest, *, record: bool = True) -> AssembledContext:
+        """The context for ``request``, from cache when nothing relevant changed."""
+        t0 = time.perf_counter()
+        root = request.root or self.root
+        text = request.text
+        if text is None:
+            p = Path(request.path)
+            if not p.is_absolute() and root:
+                p = Path(root) / p
+            text = _read_text(p)
+        facts = derive_file(request.path, text, request.language_id, root)
+        activity = infer_activity(request.branch, request.diagnostics, request.activity)
+        total = request.budget or self.budget.total
+        generation = self.store.generation()
+        key = (
+            facts.path,
+            request.branch,
+            tuple(sorted((d.severity, d.code or "", d.message) for d in request.diagnostics)),
+            activity,
+            total,
+            generation,
+            hashlib.sha1((text or "").encode("utf-8", "replace")).hexdigest(),
+        )
+        with self._lock:
+            hit = self._cache.get(key)
+            if hit is not None:
+                self._cache.move_to_end(key)
+        if hit is not None:
+            return AssembledContext(
+                **{**hit.__dict__, "cached": True, "elapsed_ms": (time.perf_counter() - t0) * 1e3}
+            )
+        result = self._assemble(facts, request, activity, total, generation)
+        result.elapsed_ms = (time.perf_counter() - t0) * 1e3
+        with self._lock:
+            self._cache[key] = result
+            while len(self._cache) > self._cache_size:
+                self._cache.popitem(last=False)
+        if record and result.memory_ids:
+            self.record_retrieval(result)
+        return result
+
+    def record_retrieval(self, result: AssembledContext) -> None:
+        """Log what was served (does not move the generation, so the cache stays valid)."""
+        try:
+            self.store.record_accesses(
+                result.memory_ids,
+                AccessKind.RETRIEVAL,
+                context=f"context {result.file.path}",
+                bump_generation=False,
+            )
+        except StoreError:
+            log.warning("could not record retrieval", exc_info=True)
+
+    def cite(self, memory_id: int, context: str | None = None) -> None:
+        """A served memory influenced real work: ranks it up."""
+        self.store.record_access(memory_id, AccessKind.CITATION, context)
+
+    def ignore(self, memory_id: int, context: str | None = None) -> None:
+        """A served memory was not used: ranks it down."""
+        self.store.record_access(memory_id, AccessKind.IGNORE, context)
+
+    def invalidate(self) -> None:
+        with self._lock:
+            self._cache.clear()
+            self._topics = None
+
+    # ---- assembly --------------------------------------------------------------------------
+
+    def _anchors(
+        self, facts: FileFacts, branch: str | None, diagnostics: tuple[Diagnostic, ...]
+    ) -> dict[Anchor, str]:
+        """Anchors to look up, each with the reason it predicts relevance."""
+        out: dict[Anchor, str] = {}
+
+        def put(t: AnchorType, v: str | None, why: str) -> None:
+            if v:
+                out.setdefault(Anchor(t, v), why)
+
+        put(AnchorType.FILE, facts.path, "file")
+        for p in facts.paired:
+            put(AnchorType.FILE, p, "paired")
+        put(AnchorType.MODULE, facts.module, "module")
+        put(AnchorType.MODULE, facts.package, "package")
+        for imp in facts.imports[:60]:
+            put(AnchorType.MODULE, imp, "import")
+        for sym in facts.symbols[:60]:
+            put(AnchorType.SYMBOL, sym, "symbol")
+        put(AnchorType.BRANCH, branch, "branch")
+        for tok in branch_tokens(branch):
+            put(AnchorType.TAG, tok, "tag")
+        for d in diagnostics:
+            if d.severity <= 2:
+                put(AnchorType.ERROR, error_signature(d.message, d.code, d.source), "error")
+        return out
+
+    def _query(self, facts: FileFacts, branch: str | None, diags: tuple[Diagnostic, ...]) -> str:
+        words = [Path(facts.path).stem.replace("_", " ").replace("-", " ")]
+        if facts.module:
+            words.append(facts.module.replace(".", " ").replace("/", " "))
+        words += list(branch_tokens(branch))
+        words += list(facts.symbols[:8])
+        words += [d.message for d in diags if d.severity <= 2][:3]
+        return " ".join(w for w in words if w)[:1000]
+
+    def _assemble(
+        self,
+        facts: FileFacts,
+        request: ContextRequest,
+        activity: Activity,
+        total: int,
+        generation: int,
+    ) -> AssembledContext:
+        store = self.store
+        now = time.time()
+        cands: dict[int, _Cand] = {}
+
+        def add(m: Memory, relevance: float, reason: str) -> None:
+            c = cands.setdefault(m.id, _Cand(m))
+            c.relevance = max(c.relevance, relevance)
+            c.reasons.add(reason)
+
+        anchors = self._anchors(facts, request.branch, request.diagnostics)
+        matched = store.anchor_matches(list(anchors), limit=300)
+        mems = {m.id: m for m in store.get_many(list(matched))}
+        for mid, hit_anchors in matched.items():
+            if mid in mems:
+                for a in hit_anchors:
+                    why = anchors.get(a, "tag")
+                    add(mems[mid], ANCHOR_WEIGHTS.get(why, 0.5), why)
+
+        query = self._query(facts, request.branch, request.diagnostics)
+        if query.strip():
+            try:
+                hits = search(
+                    store,
+                    query,
+                    filters=MemoryFilter(branch=request.branch, valid_at=now),
+                    k=self.search_k,
+                    min_similarity=0.2,
+                )
+            except StoreError:
+                log.warning("search failed while assembling context", exc_info=True)
+                hits = []
+            for h in hits:
+                add(h.memory, 0.9 * h.score, "search")
+
+        seeds = sorted(cands, key=lambda i: -cands[i].relevance)[:10]
+        if seeds:
+            boosts = self.scorer.graph_boosts(store, seeds)
+            new_ids = [i for i in boosts if i not in cands]
+            for m in store.get_many(new_ids):
+                add(m, 0.6 * boosts[m.id], "graph")
+
+        background = store.list(
+            MemoryFilter(kinds=BACKGROUND_KINDS, branch=request.branch, valid_at=now),
+            limit=60,
+            order="importance",
+        )
+        for m in background:
+            add(m, 0.3, "background")
+        prefs = store.list(
+            MemoryFilter(kinds=[Kind.PREFERENCE], branch=request.branch, valid_at=now),
+            limit=20,
+            order="importance",
+        )
+        for m in prefs:
+            add(m, 0.3, "preference")
+
+        # Only what holds now: superseded or expired memories stay out of the context.
+        cands = {
+            i: c
+            for i, c in cands.items()
+            if not c.memory.archived and (c.memory.valid_to is None or c.memory.valid_to > now)
+        }
+        tiers: dict[Tier, list[Candidate]] = {t: [] for t in TIERS}
+        scored: dict[int, float] = {}
+        for mid, c in cands.items():
+            s, _ = self.scorer.score(c.memory, c.relevance, now=now)
+            scored[mid] = s
+            tier = self._tier_of(c, now)
+            renderings = memory_renderings(c.memory, self._levels(c.memory))
+            if tier is Tier.BACKGROUND:
+                renderings.pop(next(iter(renderings)), None)  # background never at full length
+            tiers[tier].append(Candidate(f"m{mid}", s, renderings, mid))
+
+        self._add_contradictions(tiers, list(cands), scored)
+        self._add_index(tiers, cands, scored)
+
+        budgets = self.budget.split(activity, total)
+        doc_title = title(facts.path, request.branch, activity.value)
+        reserve = count_tokens(doc_title + "\n\n")
+        budgets = self.budget.split(activity, max(0, total - reserve))
+        fills = fit_tiers(tiers, budgets, {t: TIER_TITLES[t] for t in TIERS}, count_tokens)
+        markdown = render_markdown(doc_title, fills)
+        used = count_tokens(markdown)
+        while used > total:  # the joints between pieces can add a token or two
+            self._drop_weakest(fills)
+            markdown = render_markdown(doc_title, fills)
+            used = count_tokens(markdown)
+        items = [
+            Item(
+                p.candidate.key,
+                t,
+                p.level.value,
+                p.candidate.score,
+                p.tokens,
+                p.candidate.memory_id,
+                cands[p.candidate.memory_id].memory.kind.value
+                if p.candidate.memory_id in cands
+                else p.candidate.key.rstrip("0123456789"),
+            )
+            for t in TIERS
+            for p in fills[t].placed
+        ]
+        return AssembledContext(
+            markdown=markdown,
+            tokens=account(fills, used, total),
+            items=items,
+            file=facts,
+            branch=request.branch,
+            activity=activity,
+            generation=generation,
+            elapsed_ms=0.0,
+            fills=fills,
+        )
+
+    def _tier_of(self, c: _Cand, now: float) -> Tier:
+        m = c.memory
+        local = c.reasons & {"file", "module", "paired"}
+        if m.kind is Kind.DECISION and local:
+            return Tier.CRITICAL
+        if "error" in c.reasons:
+            return Tier.CRITICAL
+        if (
+            m.kind is Kind.SOLUTION
+            and "file" in c.reasons
+            and now - m.created_at <= RECENT_ERROR_SECONDS
+        ):
+            return Tier.CRITICAL
+        if m.kind in BACKGROUND_KINDS:
+            return Tier.BACKGROUND
+        return Tier.RELEVANT
+
+    def _levels(self, m: Memory) -> dict[str, str]:
+        if m.summary and m.compressed and m.index_label:
+            return {}
+        try:
+            return {
+                "summary": m.summary or self.compressor.summary(m),
+                "compressed": m.compressed or self.compressor.compressed(m),
+                "index_label": m.index_label or self.compressor.index_label(m),
+            }
+        except Exception:  # a compressor failure must not cost the whole context
+            log.warning("compressing memory #%s failed", m.id, exc_info=True)
+            return {}
+
+    def _add_contradictions(
+        self, tiers: dict[Tier, list[Candidate]], ids: list[int], scored: dict[int, float]
+    ) -> None:
+        if not ids:
+            return
+        open_ = self.store.contradictions(ContradictionStatus.OPEN, memory_ids=ids)
+        if not open_:
+            return
+        mems = {
+            m.id: m
+            for m in self.store.get_many([i for c in open_ for i in (c.memory_a, c.memory_b)])
+        }
+
+        def short(m: Memory) -> str:
+            return m.compressed or self.compressor.compressed(m)
+
+        for c in open_:
+            a, b = mems.get(c.memory_a), mems.get(c.memory_b)
+            if a is None or b is None:
+                continue
+            score = 1.0 + max(scored.get(a.id, 0.0), scored.get(b.id, 0.0))
+            tiers[Tier.CRITICAL].append(
+                Candidate(f"c{c.id}", score, contradiction_renderings(c, a, b, short))
+            )
+
+    def _add_index(
+        self, tiers: dict[Tier, list[Candidate]], cands: dict[int, _Cand], scored: dict[int, float]
+    ) -> None:
+        generation = self.store.generation()
+        with self._lock:
+            cached = self._topics
+        if cached is None or cached[0] != generation:
+            topics = self.store.topic_counts(limit=30)
+            with self._lock:
+                self._topics = (generation, topics)
+        else:
+            topics = cached[1]
+        rend = topic_renderings(topics)
+        if rend:
+            tiers[Tier.INDEX].append(Candidate("topics", 10.0, rend))
+        # Pointers to every candidate: shown in the index when no richer tier took them.
+        for mid, c in cands.items():
+            label = c.memory.index_label or self._levels(c.memory).get("index_label")
+            if label:
+                tiers[Tier.INDEX].append(
+                    Candidate(
+                        f"m{mid}",
+                        scored.get(mid, 0.0),
+                        {Level.INDEX: f"- #{mid} {' '.join(label.split())}"},
+                        mid,
+                    )
+                )
+
+    @staticmethod
+    def _drop_weakest(fills: dict[Tier, TierFill]) -> None:
+        for t in reversed(TIERS):
+            if fills[t].placed:
+                weakest = min(fills[t].placed, key=lambda p: p.candidate.score)
+                fills[t].placed.remove(weakest)
+                return
