@@ -99,6 +99,8 @@ def _check_header(path: Path) -> None:
             head = f.read(16)
     except FileNotFoundError:
         return
+    except OSError as e:  # a directory, or a file we may not read
+        raise StoreUnavailable(f"cannot open database {path}: {e.strerror}") from e
     if head and head != b"SQLite format 3\x00":
         raise apsw.NotADBError("file is not a database")
 

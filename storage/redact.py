@@ -42,7 +42,7 @@ _add(
 # scheme://user:password@host  → keep user and host
 _add(
     "url-password",
-    r"\b([a-z][a-z0-9+.\-]*://[^\s:/@]+:)([^\s@/]+)(@)",
+    r"\b([a-z][a-z0-9+.\-]*://[^\s:/@]*:)([^\s@/]+)(@)",
     re.IGNORECASE,
     keep=lambda m: m.group(1) + _MASK.format("password") + m.group(3),
 )
@@ -55,11 +55,31 @@ _add(
      ["']?\s*[:=]\s*)
     (["']?)
     (?!(?:os\.|process\.env|\$\{|\$[A-Z_]|env\(|getenv|settings\.|config\.|self\.|None\b|null\b|
-        true\b|false\b|<|\[REDACTED))
-    ([^\s"'`,;]{4,})(\2)
+        true\b|false\b|<|\[REDACTED|await\s|new\s|lambda\b|function\b))
+    ([^\s"'`,;&]{4,})(\2)
     """,
-    keep=lambda m: m.group(1) + m.group(2) + _MASK.format("secret") + m.group(4),
+    keep=lambda m: _assignment(m),
 )
+
+
+_NAME = re.compile(r"[\w.\-]*")
+_IDENTIFIER = re.compile(r"[A-Za-z_][\w.]*")
+
+
+def _assignment(m: re.Match[str]) -> str:
+    """Mask the value of ``NAME_TOKEN = value`` unless the value is plainly code: a call or
+    subscript (``get_password()``, ``headers["X"]``) or the variable passed through
+    (``api_key=api_key``, ``token = args.token``)."""
+    lhs, quote, value, close = m.group(1), m.group(2), m.group(3), m.group(4)
+    if not quote:
+        name = _NAME.match(lhs).group(0)  # type: ignore[union-attr]
+        last = re.split(r"[.\-]", name)[-1].lower()
+        if any(c in value for c in "([{") or (
+            _IDENTIFIER.fullmatch(bare := value.rstrip(")]}"))
+            and bare.split(".")[-1].lower() == last
+        ):
+            return m.group(0)
+    return lhs + quote + _MASK.format("secret") + close
 
 
 def redact(text: str) -> str:

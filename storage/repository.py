@@ -1198,6 +1198,9 @@ class MemoryStore:
         self, name: str, *, parent: str | None = None, description: str | None = None
     ) -> int:
         """The id of category ``name``, created if needed."""
+        if not isinstance(name, str) or not name.strip() or "\x00" in name:
+            raise InvalidInput(f"category name must be a non-empty string, not {name!r}")
+        description = _optional_text(description, "description")
         conn = self.conn
         row = conn.execute("SELECT id FROM categories WHERE name = ?", (name,)).fetchone()
         if row:

@@ -1,0 +1,72 @@
+"""Shared fixtures: real SQLite files in tmp folders, the hashing embedder, the real model."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from storage import MemoryStore, NewMemory
+from storage.embeddings import HashingEmbedder, OnnxEmbedder, load_embedder
+
+# Every table the store writes; snapshots of them prove that a refused call changed nothing.
+TABLES = (
+    "meta",
+    "memories",
+    "anchors",
+    "artifacts",
+    "edges",
+    "contradictions",
+    "access_log",
+    "categories",
+    "category_members",
+    "embeddings",
+    "memories_fts",
+)
+
+
+@pytest.fixture
+def db_path(tmp_path: Path) -> Path:
+    return tmp_path / "data" / "memory.db"
+
+
+@pytest.fixture
+def store(db_path: Path) -> Iterator[MemoryStore]:
+    s = MemoryStore(db_path, embedder=HashingEmbedder(dim=64))
+    yield s
+    s.close()
+
+
+@pytest.fixture
+def add(store: MemoryStore) -> Callable[..., int]:
+    """``add("text", kind=..., anchors=[...])`` → the new memory's id."""
+
+    def _add(text: str, **kw: Any) -> int:
+        return store.add(NewMemory(text=text, **kw)).id
+
+    return _add
+
+
+def snapshot_of(store: MemoryStore) -> dict[str, list[tuple[Any, ...]]]:
+    """Every row of every table, ordered, so two snapshots compare equal iff nothing changed."""
+    conn = store.conn
+    out: dict[str, list[tuple[Any, ...]]] = {}
+    for table in TABLES:
+        rowid = "rowid, " if table == "memories_fts" else ""
+        out[table] = sorted(
+            conn.execute(f"SELECT {rowid}* FROM {table}").fetchall(), key=lambda r: repr(r)
+        )
+    return out
+
+
+@pytest.fixture
+def snapshot(store: MemoryStore) -> Callable[[], dict[str, list[tuple[Any, ...]]]]:
+    return lambda: snapshot_of(store)
+
+
+@pytest.fixture(scope="session")
+def real_embedder() -> OnnxEmbedder:
+    """The packaged all-MiniLM-L6-v2, loaded once per test session (offline)."""
+    return load_embedder()

@@ -1,0 +1,249 @@
+"""Opening the database: migrations, refusing files it must not touch, WAL and busy timeout."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import apsw
+import pytest
+
+import storage.db as dbmod
+from storage import (
+    DatabaseCorrupt,
+    DatabaseLocked,
+    DatabaseTooNew,
+    MemoryStore,
+    NewMemory,
+    StoreError,
+    StoreUnavailable,
+)
+from storage.embeddings import HashingEmbedder
+from storage.paths import ENV_DATA_DIR, ENV_DB, default_db_path, git_root, project_key
+from storage.schema import MIGRATIONS
+
+
+def _user_version(path: Path) -> int:
+    conn = apsw.Connection(str(path))
+    try:
+        return conn.pragma("user_version")
+    finally:
+        conn.close()
+
+
+def _schema(conn: apsw.Connection) -> list[tuple[str, str]]:
+    return conn.execute(
+        "SELECT name, sql FROM sqlite_master WHERE sql IS NOT NULL "
+        "AND name NOT LIKE 'sqlite_stat%' ORDER BY name"  # PRAGMA optimize may add statistics
+    ).fetchall()
+
+
+# ---- migrations ------------------------------------------------------------------------------
+
+
+def test_fresh_database_is_migrated_to_the_latest_version(db_path: Path) -> None:
+    assert not db_path.parent.exists()  # the data directory is created on demand
+    with MemoryStore(db_path) as s:
+        assert s.conn.pragma("user_version") == len(MIGRATIONS)
+        tables = {r[0] for r in s.conn.execute("SELECT name FROM sqlite_master")}
+        for t in ("memories", "anchors", "edges", "contradictions", "embeddings", "memories_fts"):
+            assert t in tables
+        assert dbmod.integrity_ok(s.conn)
+    assert _user_version(db_path) == len(MIGRATIONS)
+
+
+def test_reopening_is_a_no_op(db_path: Path) -> None:
+    with MemoryStore(db_path) as s:
+        mid = s.add(NewMemory(text="reopen keeps this")).id
+        schema = _schema(s.conn)
+        generation = s.generation()
+    with MemoryStore(db_path) as s:
+        assert _schema(s.conn) == schema
+        assert s.generation() == generation
+        assert s.get(mid).text == "reopen keeps this"
+        assert dbmod.migrate(s.conn) == len(MIGRATIONS)
+        assert s.generation() == generation
+    assert _user_version(db_path) == len(MIGRATIONS)
+
+
+def test_a_failing_migration_rolls_back_completely(
+    db_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with MemoryStore(db_path) as s:
+        s.add(NewMemory(text="survives a broken upgrade"))
+    broken = [*MIGRATIONS, "CREATE TABLE half_done(x); INSERT INTO no_such_table VALUES (1);"]
+    monkeypatch.setattr(dbmod, "MIGRATIONS", broken)
+    with pytest.raises(apsw.SQLError):
+        MemoryStore(db_path)
+    monkeypatch.undo()
+    with MemoryStore(db_path) as s:
+        assert s.conn.pragma("user_version") == len(MIGRATIONS)
+        names = {r[0] for r in s.conn.execute("SELECT name FROM sqlite_master")}
+        assert "half_done" not in names
+        assert s.count() == 1
+
+
+def test_database_from_a_newer_version_is_refused(db_path: Path) -> None:
+    with MemoryStore(db_path) as s:
+        mid = s.add(NewMemory(text="written by the future")).id
+    conn = apsw.Connection(str(db_path))
+    conn.pragma("user_version", len(MIGRATIONS) + 1)
+    conn.close()
+    with pytest.raises(DatabaseTooNew, match="newer"):
+        MemoryStore(db_path)
+    assert _user_version(db_path) == len(MIGRATIONS) + 1
+    conn = apsw.Connection(str(db_path))
+    assert conn.execute("SELECT text FROM memories WHERE id = ?", (mid,)).fetchone() == (
+        "written by the future",
+    )
+    conn.close()
+
+
+@pytest.mark.parametrize(
+    "content",
+    [
+        pytest.param(os.urandom(8192), id="random-bytes"),
+        pytest.param(b"just some notes\nnot a database at all\n" * 50, id="text"),
+        pytest.param(b"hi", id="tiny"),
+        pytest.param(b"SQLite format 3\x00" + os.urandom(8176), id="sqlite-header-garbage"),
+    ],
+)
+def test_a_file_that_is_not_a_database_is_refused_and_untouched(
+    tmp_path: Path, content: bytes
+) -> None:
+    path = tmp_path / "memory.db"
+    path.write_bytes(content)
+    with pytest.raises(DatabaseCorrupt, match="not a valid Living Memory database") as err:
+        MemoryStore(path, embedder=HashingEmbedder(dim=64))
+    assert str(path) in str(err.value)
+    assert path.read_bytes() == content
+    assert not Path(str(path) + "-wal").exists() or Path(str(path) + "-wal").stat().st_size == 0
+
+
+def test_an_empty_file_becomes_a_new_database(tmp_path: Path) -> None:
+    path = tmp_path / "memory.db"
+    path.touch()
+    with MemoryStore(path) as s:
+        assert s.conn.pragma("user_version") == len(MIGRATIONS)
+
+
+def test_unwritable_location_raises_store_unavailable(tmp_path: Path) -> None:
+    blocker = tmp_path / "not-a-dir"
+    blocker.write_text("a regular file where a directory should be")
+    with pytest.raises(StoreUnavailable, match="cannot create data directory"):
+        MemoryStore(blocker / "sub" / "memory.db")
+    with pytest.raises(StoreUnavailable):
+        MemoryStore(blocker / "memory.db")
+    assert blocker.read_text() == "a regular file where a directory should be"
+
+
+def test_a_directory_in_place_of_the_database_raises_store_unavailable(tmp_path: Path) -> None:
+    (tmp_path / "memory.db").mkdir()
+    with pytest.raises(StoreUnavailable):
+        MemoryStore(tmp_path / "memory.db")
+
+
+def test_read_only_connect_needs_an_existing_database(tmp_path: Path) -> None:
+    with pytest.raises(StoreUnavailable, match="no database"):
+        dbmod.connect(tmp_path / "missing.db", readonly=True)
+    assert not (tmp_path / "missing.db").exists()
+
+
+def test_read_only_connect_reads_without_writing(db_path: Path) -> None:
+    with MemoryStore(db_path) as s:
+        s.add(NewMemory(text="read me"))
+    conn = dbmod.connect(db_path, readonly=True)
+    try:
+        assert conn.execute("SELECT count(*) FROM memories").fetchone() == (1,)
+        with pytest.raises(apsw.ReadOnlyError):
+            conn.execute("DELETE FROM memories")
+    finally:
+        conn.close()
+
+
+def test_errors_are_store_errors_with_one_line_messages(tmp_path: Path) -> None:
+    path = tmp_path / "memory.db"
+    path.write_bytes(b"garbage" * 100)
+    with pytest.raises(StoreError) as err:
+        MemoryStore(path)
+    assert "\n" not in str(err.value)
+
+
+# ---- connection settings ----------------------------------------------------------------
+
+
+def test_wal_journal_and_busy_timeout(store: MemoryStore, db_path: Path) -> None:
+    assert store.conn.pragma("journal_mode") == "wal"
+    assert store.conn.pragma("busy_timeout") >= 1000
+    assert store.conn.pragma("foreign_keys") == 1
+    header = db_path.read_bytes()[:20]
+    assert header[18] == 2 and header[19] == 2  # file format: WAL read and write versions
+
+
+def test_busy_timeout_comes_from_the_environment(
+    db_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("LIVING_MEMORY_BUSY_TIMEOUT_MS", "2500")
+    with MemoryStore(db_path) as s:
+        assert s.conn.pragma("busy_timeout") == 2500
+    monkeypatch.setenv("LIVING_MEMORY_BUSY_TIMEOUT_MS", "not a number")
+    with MemoryStore(db_path) as s:
+        assert s.conn.pragma("busy_timeout") == dbmod.DEFAULT_BUSY_TIMEOUT_MS
+
+
+def test_a_lock_held_while_a_new_database_is_created_raises_database_locked(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("LIVING_MEMORY_BUSY_TIMEOUT_MS", "50")
+    path = tmp_path / "memory.db"
+    other = apsw.Connection(str(path))
+    other.execute("BEGIN EXCLUSIVE; CREATE TABLE other_tool(x);")
+    try:
+        with pytest.raises(DatabaseLocked, match="locked"):
+            MemoryStore(path)
+    finally:
+        other.execute("COMMIT")
+        other.close()
+    with MemoryStore(path) as s:  # once released it opens and migrates
+        assert s.conn.pragma("user_version") == len(MIGRATIONS)
+        names = {r[0] for r in s.conn.execute("SELECT name FROM sqlite_master")}
+        assert "other_tool" in names
+
+
+def test_closed_store_refuses_use_with_a_clear_error(db_path: Path) -> None:
+    s = MemoryStore(db_path)
+    mid = s.add(NewMemory(text="before close")).id
+    s.close()
+    s.close()  # closing twice is harmless
+    with pytest.raises(StoreError, match="closed"):
+        s.get(mid)
+    with MemoryStore(db_path) as again:
+        assert again.get(mid).text == "before close"
+
+
+# ---- paths -----------------------------------------------------------------------------------
+
+
+def test_default_db_path_is_keyed_by_git_root(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv(ENV_DB, raising=False)
+    monkeypatch.setenv(ENV_DATA_DIR, str(tmp_path / "data"))
+    repo = tmp_path / "My Project"
+    (repo / ".git").mkdir(parents=True)
+    (repo / "src" / "pkg").mkdir(parents=True)
+    assert git_root(repo / "src" / "pkg") == repo.resolve()
+    from_sub = default_db_path(repo / "src" / "pkg")
+    assert from_sub == default_db_path(repo)
+    assert from_sub.parent.parent == tmp_path / "data" / "projects"
+    assert from_sub.name == "memory.db"
+    assert from_sub.parent.name == project_key(repo)
+    assert from_sub.parent.name.startswith("My-Project-")
+    other = tmp_path / "other"
+    other.mkdir()
+    assert default_db_path(other) != from_sub
+
+
+def test_env_db_overrides_the_default(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(ENV_DB, str(tmp_path / "x.db"))
+    assert default_db_path(tmp_path) == tmp_path / "x.db"

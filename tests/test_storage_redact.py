@@ -1,0 +1,231 @@
+"""Secret redaction: what is masked, what is left alone, and proof that secrets never reach
+the database file. Fake secrets are assembled from pieces so this file holds none verbatim."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from storage import Anchor, Artifact, MemoryStore, NewMemory
+from storage.embeddings import HashingEmbedder
+from storage.redact import redact, redact_value
+
+AWS = "AKIA" + "IOSFODNN7EXAMPL3"
+AWS_SECRET = "wJalrXUtnFEMI/K7MDENG/" + "bPxRfiCYEXAMPLEKEY"
+GH_CLASSIC = "ghp_" + "a1B2c3D4e5F6g7H8i9J0" * 2
+GH_OAUTH = "gho_" + "Z9y8X7w6V5u4T3s2R1q0" * 2
+GH_FINE = "github_pat_" + "11ABCDEFG0123456789_" * 4
+OPENAI = "sk-" + "proj-" + "Ab3dEf6hIj9kLm2nOp5qRs8tUv1wXy4z" + "AbCdEfGh"
+OPENAI_OLD = "sk-" + "T3BlbkFJ" + "q1w2e3r4t5y6u7i8o9p0a1s2"
+ANTHROPIC = "sk-" + "ant-api03-" + "Qw3rTy6UiO9pAs2DfG5hJk8LzX1cV4bN7mM0" + "-AAAA"
+SLACK = "xox" + "b-1234567890-0987654321-" + "AbCdEfGhIjKlMnOpQrStUvWx"
+STRIPE = "sk_" + "live_" + "4eC39HqLyjWDarjtT1zdp7dc"
+STRIPE_RESTRICTED = "rk_" + "live_" + "51H8xYzAbCdEfGhIjKlMnOp"
+GOOGLE = "AI" + "za" + "SyA1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q"
+JWT = (
+    "eyJ" + "hbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9"
+    ".eyJ" + "zdWIiOiIxMjM0NTY3ODkwIiwibmFtZSI6IkpvaG4ifQ"
+    "." + "SflKxwRJSMeKKF2QT4fwpMeJf36POk6yJV_adQssw5c"
+)
+BEARER = "opaque" + "Tok3nValue0123456789abcd"
+GITLAB = "glpat-" + "xXyYzZ0123456789aBcD"
+NPM = "npm_" + "a1b2c3d4e5f6g7h8i9j0A1B2C3D4E5F6G7H8"
+HF = "hf_" + "AbCdEfGhIjKlMnOpQrStUvWxYz012345"
+DB_PASS = "S3cr3t" + "Passw0rd"
+PEM_BODY = "MIIEowIBAAKCAQEA7V4" + "x9Qk2Jz\nBxQy8H3kL0pWm5R" + "tY2vN7cX1aZ4sD6fG8hJ0kL2\n"
+PEM = (
+    "-----BEGIN RSA PRIVATE KEY-----\n" + PEM_BODY + "q9W8e7R6t5Y4u3I2o1P0==\n"
+    "-----END RSA PRIVATE KEY-----"
+)
+OPENSSH = (
+    "-----BEGIN OPENSSH PRIVATE KEY-----\n"
+    "b3BlbnNzaC1rZXktdjEAAAAA" + "BG5vbmUAAAAEbm9uZQ\n"
+    "-----END OPENSSH PRIVATE KEY-----"
+)
+
+POSITIVES = [
+    # (text, the secret that must disappear, text that must survive)
+    (f"the deploy user has key {AWS} in ~/.aws", AWS, "the deploy user has key"),
+    (f"aws_secret_access_key = {AWS_SECRET}", AWS_SECRET, "aws_secret_access_key = "),
+    (f"push with {GH_CLASSIC} then", GH_CLASSIC, "push with"),
+    (f"oauth token {GH_OAUTH}", GH_OAUTH, "oauth token"),
+    (f"fine-grained: {GH_FINE}", GH_FINE, "fine-grained:"),
+    (f"client = OpenAI(api_key='{OPENAI}')", OPENAI, "client = OpenAI("),
+    (f"old key {OPENAI_OLD}.", OPENAI_OLD, "old key"),
+    (f"claude key: {ANTHROPIC}", ANTHROPIC, "claude key"),
+    (f"slack bot {SLACK}", SLACK, "slack bot"),
+    (f"stripe.api_key = '{STRIPE}'", STRIPE, "stripe.api_key"),
+    (f"restricted {STRIPE_RESTRICTED}", STRIPE_RESTRICTED, "restricted"),
+    (f"maps {GOOGLE} quota", GOOGLE, "quota"),
+    (f"session cookie {JWT} expired", JWT, "expired"),
+    (f"Authorization: Bearer {BEARER}", BEARER, "Authorization: Bearer "),
+    (f"curl -H 'authorization: bearer {BEARER}'", BEARER, "curl -H"),
+    (f"gitlab {GITLAB}", GITLAB, "gitlab"),
+    (f"//registry.npmjs.org/:_authToken={NPM}", NPM, "registry.npmjs.org"),
+    (f"HF token {HF}", HF, "HF token"),
+    (f"key file:\n{PEM}\nend of note", "x9Qk2Jz", "end of note"),
+    (f"ssh:\n{OPENSSH}", "BG5vbmUAAAAEbm9uZQ", "ssh:"),
+    (
+        f"DATABASE_URL=postgres://admin:{DB_PASS}@db.internal:5432/app",
+        DB_PASS,
+        "postgres://admin:",
+    ),
+    (f"mysql://root:{DB_PASS}@localhost/x", DB_PASS, "@localhost/x"),
+    (f"redis://:{DB_PASS}@cache:6379/0", DB_PASS, "@cache:6379/0"),
+    (f"https://bob:{DB_PASS}@git.example.com/r.git", DB_PASS, "https://bob:"),
+    (f"OPENAI_API_KEY={DB_PASS}", DB_PASS, "OPENAI_API_KEY="),
+    (f"export GITHUB_TOKEN='{DB_PASS}'", DB_PASS, "export GITHUB_TOKEN="),
+    (f"CLIENT_SECRET: {DB_PASS}", DB_PASS, "CLIENT_SECRET"),
+    (f'STRIPE_WEBHOOK_SECRET = "{DB_PASS}"', DB_PASS, "STRIPE_WEBHOOK_SECRET"),
+    (f'password: "{DB_PASS}"', DB_PASS, "password:"),
+    (f"DB_PASSWORD={DB_PASS}", DB_PASS, "DB_PASSWORD="),
+    (f'{{"api_key": "{DB_PASS}", "user": "bob"}}', DB_PASS, '"user": "bob"'),
+    (f"secret_key = '{DB_PASS}'", DB_PASS, "secret_key"),
+    (f"auth_token={DB_PASS}&page=2", DB_PASS, "&page=2"),
+]
+
+
+@pytest.mark.parametrize(("text", "secret", "kept"), POSITIVES, ids=[p[2] for p in POSITIVES])
+def test_secrets_are_masked(text: str, secret: str, kept: str) -> None:
+    out = redact(text)
+    assert secret not in out
+    assert "[REDACTED:" in out
+    assert kept in out
+    assert redact(out) == out  # idempotent
+
+
+def test_private_key_block_is_masked_whole() -> None:
+    out = redact(f"before\n{PEM}\nafter")
+    assert out == "before\n[REDACTED:private-key]\nafter"
+    truncated = "-----BEGIN PRIVATE KEY-----\n" + PEM_BODY  # pasted without its END line
+    assert "x9Qk2Jz" not in redact(truncated)
+
+
+def test_url_password_keeps_user_and_host() -> None:
+    out = redact(f"postgres://admin:{DB_PASS}@db.internal:5432/app")
+    assert out == "postgres://admin:[REDACTED:password]@db.internal:5432/app"
+
+
+def test_assignment_keeps_the_name_and_quotes() -> None:
+    assert redact(f'API_KEY="{DB_PASS}"') == 'API_KEY="[REDACTED:secret]"'
+    assert redact(f"MY_SERVICE_TOKEN={DB_PASS} next") == "MY_SERVICE_TOKEN=[REDACTED:secret] next"
+
+
+NEGATIVES = [
+    "We rotate the refresh token every hour and hash the password with argon2.",
+    "The API_KEY variable must be set before running the tests.",
+    'token = os.environ["X"]',
+    "api_key = os.getenv('OPENAI_API_KEY')",
+    "password = None",
+    "token: ${GITHUB_TOKEN}",
+    "SECRET_KEY = settings.SECRET_KEY",
+    "password: <your password here>",
+    "def get_api_key(self) -> str:",
+    "refreshToken = await rotateRefreshToken(user)",
+    "self.token = token",
+    "client = Client(api_key=api_key)",
+    "password = get_password()",
+    'api_key = request.headers["X-Api-Key"]',
+    "token = args.token",
+    "headers['Authorization'] = f'Bearer {token}'",
+    "MAX_TOKENS = 4096",
+    "commit 3f2a9c1d8e7b6a5f4e3d2c1b0a9f8e7d6c5b4a39 fixed the flaky test",
+    "id 123e4567-e89b-12d3-a456-426614174000",
+    "clone https://github.com/org/repo.git or git@github.com:org/repo.git",
+    "see https://user@example.com/path and http://localhost:8080/a:b",
+    "the task-force-alpha-bravo-charlie-delta meets; disk-usage-monitoring-tool-v2",
+    "use AKIA-style keys only in CI",
+    "src/auth/session.py:42 raised KeyError: 'token'",
+    "",
+]
+
+
+@pytest.mark.parametrize("text", NEGATIVES)
+def test_ordinary_text_and_code_are_left_alone(text: str) -> None:
+    assert redact(text) == text
+
+
+def test_redact_value_walks_nested_structures() -> None:
+    value = {"a": [f"key {GH_CLASSIC}", {"b": f"DB_PASSWORD={DB_PASS}"}], "n": 3, "t": None}
+    out = redact_value(value)
+    assert GH_CLASSIC not in repr(out) and DB_PASS not in repr(out)
+    assert out["n"] == 3 and out["t"] is None
+    assert redact_value(("x", 1)) == ["x", 1]
+
+
+# ---- nothing reaches the file ---------------------------------------------------------------
+
+FILE_SECRETS = [
+    AWS,
+    GH_CLASSIC,
+    GH_FINE,
+    OPENAI,
+    ANTHROPIC,
+    SLACK,
+    STRIPE,
+    GOOGLE,
+    JWT,
+    BEARER,
+    DB_PASS,
+    "x9Qk2Jz",
+    "Tr0ub4dor" + "AndHorse",
+    "Upd4ted" + "S3cretVal",
+    "Anch0r" + "S3cretVal",
+    "Cat3gory" + "S3cretVal",
+    "N0te" + "S3cretVal",
+    "R3ason" + "S3cretVal",
+    "Edg3Meta" + "S3cretVal",
+    "Titl3" + "S3cretVal",
+]
+
+
+def _file_bytes(directory: Path) -> dict[str, bytes]:
+    return {p.name: p.read_bytes() for p in directory.iterdir() if p.is_file()}
+
+
+def test_secrets_never_reach_the_database_file(tmp_path: Path) -> None:
+    db = tmp_path / "memory.db"
+    store = MemoryStore(db, embedder=HashingEmbedder(dim=64))
+    try:
+        a = store.add(
+            NewMemory(
+                text=f"Deploy with {AWS} and {GH_CLASSIC}; db is postgres://app:{DB_PASS}@db/x",
+                summary=f"uses {OPENAI} for summaries",
+                compressed=f"slack {SLACK}",
+                index_label=f"stripe {STRIPE}",
+                anchors=[Anchor.parse(f"tag:{GOOGLE}"), Anchor.parse("file:deploy.sh")],
+                artifacts=[Artifact("url", f"https://u:{DB_PASS}@h/x", f"token {JWT}")],
+                fact_key="ci.token",
+                fact_value=f"GITHUB_TOKEN={'Tr0ub4dor' + 'AndHorse'}",
+                metadata={"headers": {"Authorization": f"Bearer {BEARER}"}, "k": [ANTHROPIC]},
+            )
+        ).id
+        b = store.add(NewMemory(text=f"key block\n{PEM}\n", summary=f"pat {GH_FINE}")).id
+        store.update(b, text=f"API_SECRET={'Upd4ted' + 'S3cretVal'} in the new config")
+        store.update(a, anchors=[Anchor.parse(f"tag:DB_PASSWORD={'Anch0r' + 'S3cretVal'}")])
+        store.add_anchors(b, [Anchor.parse(f"error:AUTH_TOKEN={'Anch0r' + 'S3cretVal'}")])
+        store.add_edge(a, b, "RELATES_TO", metadata={"why": "PASSWORD=" + "Edg3Meta" + "S3cretVal"})
+        cid = store.add_contradiction(a, b, reason="SECRET=" + "R3ason" + "S3cretVal")
+        store.resolve_contradiction(cid, "both_valid", note="TOKEN=" + "N0te" + "S3cretVal")
+        store.category("ops", description="OPS_KEY=" + "Cat3gory" + "S3cretVal")
+        store.set_category_summary("ops", "PASSWORD=" + "Cat3gory" + "S3cretVal")
+        store.add(
+            NewMemory(
+                text="artifact titles too",
+                artifacts=[Artifact("pr", "12", "SECRET_KEY=" + "Titl3" + "S3cretVal")],
+            )
+        )
+        for m in store.list():
+            blob = repr(m.to_dict())
+            for secret in FILE_SECRETS:
+                assert secret not in blob
+        assert "[REDACTED:" in store.get(a).text
+        assert store.get(a).text.startswith("Deploy with ")
+    finally:
+        store.close()
+    files = _file_bytes(tmp_path)
+    assert "memory.db" in files
+    for name, data in files.items():
+        for secret in FILE_SECRETS:
+            assert secret.encode() not in data, (name, secret)
