@@ -140,8 +140,10 @@ def search(
         raise InvalidInput(f"unknown fusion {fusion!r}; use one of {', '.join(FUSIONS)}")
     if not isinstance(query, str) or not query.strip():
         raise InvalidInput("the search query is empty")
-    if k <= 0:
+    if not isinstance(k, int) or k <= 0:
         raise InvalidInput("k must be at least 1")
+    if not isinstance(alpha, int | float) or not 0.0 <= alpha <= 1.0:
+        raise InvalidInput(f"alpha must be between 0 and 1, not {alpha!r}")
     filters = filters or MemoryFilter()
     pool = candidates or max(50, k * 3)
     if mode == "vector" and not store.has_embedder:
@@ -197,6 +199,8 @@ def fuse(
     weighted: ``alpha`` × similarity + (1 − alpha) × bm25 scaled by the best bm25.
     A single list keeps its own order.
     """
+    if fusion not in FUSIONS:
+        raise InvalidInput(f"unknown fusion {fusion!r}; use one of {', '.join(FUSIONS)}")
     scores: dict[int, dict[str, float]] = {}
     if fusion == "rrf":
         lists = [(name, lst) for name, lst in (("keyword", kw), ("vector", vec)) if lst]
