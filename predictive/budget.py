@@ -184,8 +184,10 @@ def fit_tiers(
         if carry <= 0:
             break
         before = fills[t].used
-        _fit_tier(fills[t], candidates.get(t, ()), before + carry, count, taken)
+        allowance = before + carry
+        _fit_tier(fills[t], candidates.get(t, ()), allowance, count, taken)
         gained = fills[t].used - before
-        fills[t].budget = max(fills[t].budget, fills[t].used)
+        if gained:
+            fills[t].budget = max(fills[t].budget, allowance)
         carry -= gained
     return fills

@@ -1,0 +1,345 @@
+"""The context engine on a real store: what lands in which tier, budgets, caching, usage."""
+
+from __future__ import annotations
+
+import tempfile
+import time
+from pathlib import Path
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from predictive.budget import TIERS, BudgetConfig
+from predictive.derive import error_signature
+from predictive.engine import ContextEngine, ContextRequest
+from predictive.signals import Activity, Diagnostic
+from predictive.tokens import count_tokens
+from storage import Anchor, AnchorType, Artifact, Kind, MemoryStore, NewMemory
+from storage.embeddings import HashingEmbedder
+
+FILE = "src/payments/stripe_client.py"
+SOURCE = """\
+import json
+from payments.retry import backoff
+from auth.tokens import refresh_token
+
+
+class StripeClient:
+    def charge(self, amount):
+        return backoff(lambda: self._post(amount))
+"""
+
+
+def anchor(t: str, v: str) -> Anchor:
+    return Anchor(AnchorType(t), v)
+
+
+def req(**kw: object) -> ContextRequest:
+    base: dict[str, object] = {"path": FILE, "text": SOURCE}
+    base.update(kw)
+    return ContextRequest(**base)  # type: ignore[arg-type]
+
+
+def tier_ids(result: object, tier: str) -> set[int]:
+    return {
+        i.memory_id
+        for i in result.items  # type: ignore[attr-defined]
+        if i.tier.value == tier and i.memory_id is not None
+    }
+
+
+def test_decision_for_this_file_is_critical(store: MemoryStore) -> None:
+    d = store.add(
+        NewMemory(
+            "Charges go through StripeClient.charge with idempotency keys",
+            kind=Kind.DECISION,
+            anchors=[anchor("file", FILE)],
+            artifacts=[Artifact("adr", "docs/adr/0007-stripe.md")],
+        )
+    ).id
+    result = ContextEngine(store).assemble(req())
+    assert d in tier_ids(result, "critical")
+    assert "adr docs/adr/0007-stripe.md" in result.markdown
+    assert f"#{d}" in result.markdown
+
+
+def test_imported_module_memory_is_relevant(store: MemoryStore) -> None:
+    m = store.add(
+        NewMemory(
+            "backoff() retries 3 times with jitter; do not nest it",
+            kind=Kind.PATTERN,
+            anchors=[anchor("module", "payments.retry")],
+        )
+    ).id
+    result = ContextEngine(store).assemble(req())
+    assert m in tier_ids(result, "relevant")
+
+
+def test_branch_tokens_predict(store: MemoryStore) -> None:
+    m = store.add(
+        NewMemory(
+            "Refunds must be issued from the original charge id",
+            kind=Kind.FACT,
+            anchors=[anchor("tag", "refunds")],
+        )
+    ).id
+    other = store.add(
+        NewMemory(
+            "Unrelated note on the marketing site colours",
+            kind=Kind.FACT,
+            anchors=[anchor("tag", "marketing")],
+        )
+    ).id
+    result = ContextEngine(store).assemble(req(branch="feature/refunds-api"))
+    assert m in result.memory_ids
+    assert other not in tier_ids(result, "critical") | tier_ids(result, "relevant")
+
+
+def test_error_signature_brings_past_solution_and_debugging(store: MemoryStore) -> None:
+    sig = error_signature(
+        "Cannot access attribute 'charge_id' for class 'Refund'",
+        "reportAttributeAccessIssue",
+        "pyright",
+    )
+    sol = store.add(
+        NewMemory(
+            "Refund objects expose id, not charge_id: use refund.charge.id",
+            kind=Kind.SOLUTION,
+            anchors=[anchor("error", sig)],
+        )
+    ).id
+    diag = Diagnostic(
+        FILE,
+        1,
+        "Cannot access attribute 'amount_x' for class 'Charge'",
+        "reportAttributeAccessIssue",
+        "pyright",
+        7,
+        4,
+    )
+    result = ContextEngine(store).assemble(req(diagnostics=(diag,)))
+    # a different quoted name on another line still matches the same signature
+    assert sig == error_signature(diag.message, diag.code, diag.source)
+    assert sol in tier_ids(result, "critical")
+    assert result.activity is Activity.DEBUGGING
+    assert result.tokens["tiers"]["critical"]["budget"] >= 0.37 * 8000 - 200
+
+
+def test_recent_error_fixed_here_is_critical(store: MemoryStore) -> None:
+    sol = store.add(
+        NewMemory(
+            "KeyError 'currency' in charge(): default currency to 'usd'",
+            kind=Kind.SOLUTION,
+            anchors=[anchor("file", FILE)],
+        )
+    ).id
+    old = store.add(
+        NewMemory(
+            "Old fix: timeouts in charge() raised to 30s",
+            kind=Kind.SOLUTION,
+            anchors=[anchor("file", FILE)],
+            created_at=time.time() - 5 * 86400,
+        )
+    ).id
+    result = ContextEngine(store).assemble(req())
+    assert sol in tier_ids(result, "critical")
+    assert old not in tier_ids(result, "critical")
+    assert old in result.memory_ids
+
+
+def test_open_contradiction_is_critical(store: MemoryStore) -> None:
+    a = store.add(
+        NewMemory("Amounts are stored in cents", kind=Kind.DECISION, anchors=[anchor("file", FILE)])
+    ).id
+    b = store.add(
+        NewMemory(
+            "Amounts are stored as decimal dollars",
+            kind=Kind.DECISION,
+            anchors=[anchor("module", "payments")],
+        )
+    ).id
+    cid = store.add_contradiction(a, b, reason="unit of amounts")
+    result = ContextEngine(store).assemble(req())
+    keys = {i.key for i in result.items if i.tier.value == "critical"}
+    assert f"c{cid}" in keys
+    assert "⚠" in result.markdown
+
+
+def test_conventions_are_background_and_never_full(store: MemoryStore) -> None:
+    long_text = "Always log the request id. " + "Explain why in detail. " * 60
+    c = store.add(NewMemory(long_text, kind=Kind.CONVENTION)).id
+    result = ContextEngine(store).assemble(req())
+    items = [i for i in result.items if i.memory_id == c]
+    assert items and items[0].tier.value == "background"
+    assert items[0].level != "full"
+
+
+def test_superseded_and_archived_stay_out(store: MemoryStore) -> None:
+    old = store.add(
+        NewMemory(
+            "Use requests for Stripe calls", kind=Kind.DECISION, anchors=[anchor("file", FILE)]
+        )
+    ).id
+    new = store.add(
+        NewMemory(
+            "Use the official stripe SDK for Stripe calls",
+            kind=Kind.DECISION,
+            anchors=[anchor("file", FILE)],
+        )
+    ).id
+    store.supersede(old, new)
+    gone = store.add(
+        NewMemory("Archived: payments used PayPal", kind=Kind.FACT, anchors=[anchor("file", FILE)])
+    ).id
+    store.archive(gone)
+    result = ContextEngine(store).assemble(req())
+    assert new in result.memory_ids
+    assert old not in result.memory_ids and gone not in result.memory_ids
+
+
+def test_index_lists_topics(store: MemoryStore) -> None:
+    for i in range(6):
+        store.add(NewMemory(f"auth note {i} about sessions", anchors=[anchor("tag", "auth")]))
+    result = ContextEngine(store).assemble(req())
+    assert "Ask me about: auth (6" in result.markdown
+    assert result.tokens["tiers"]["index"]["used"] > 0
+
+
+def populate(store: MemoryStore, n: int) -> None:
+    kinds = list(Kind)
+    store.add_many(
+        [
+            NewMemory(
+                f"Memory {i} about stripe payments charge retry number {i}: "
+                + "details of the decision and its consequences. " * (1 + i % 7),
+                kind=kinds[i % len(kinds)],
+                anchors=[
+                    anchor("file", FILE) if i % 3 == 0 else anchor("module", "payments.retry"),
+                    anchor("tag", ["payments", "auth", "billing"][i % 3]),
+                ],
+            )
+            for i in range(n)
+        ]
+    )
+
+
+def test_budget_is_used_and_never_exceeded(store: MemoryStore) -> None:
+    populate(store, 150)
+    for budget in (500, 2000, 8000):
+        result = ContextEngine(store).assemble(req(budget=budget))
+        assert count_tokens(result.markdown) == result.tokens["total"] <= budget
+        assert result.tokens["total"] >= 0.9 * budget
+        shown = [i.memory_id for i in result.items if i.memory_id is not None]
+        assert len(shown) == len(set(shown))
+
+
+def test_cache_hits_until_the_store_changes(store: MemoryStore) -> None:
+    populate(store, 20)
+    engine = ContextEngine(store)
+    first = engine.assemble(req())
+    again = engine.assemble(req())
+    assert not first.cached and again.cached
+    assert again.markdown == first.markdown
+    store.add(
+        NewMemory(
+            "A brand new decision for stripe_client",
+            kind=Kind.DECISION,
+            anchors=[anchor("file", FILE)],
+        )
+    )
+    third = engine.assemble(req())
+    assert not third.cached and "brand new decision" in third.markdown
+    assert not engine.assemble(req(branch="other")).cached
+
+
+def test_retrieval_is_recorded_without_invalidating(store: MemoryStore) -> None:
+    populate(store, 10)
+    engine = ContextEngine(store)
+    gen = store.generation()
+    result = engine.assemble(req())
+    assert store.generation() == gen
+    some = result.memory_ids[0]
+    assert store.get(some).retrieval_count == 1
+    assert engine.assemble(req()).cached
+    engine.cite(some)
+    engine.ignore(result.memory_ids[1])
+    assert store.get(some).citation_count == 1
+    assert store.get(result.memory_ids[1]).ignore_count == 1
+
+
+def test_json_account(store: MemoryStore) -> None:
+    populate(store, 30)
+    out = ContextEngine(store).assemble(req()).to_dict()
+    assert set(out["tokens"]["tiers"]) == {t.value for t in TIERS}
+    assert sum(t["used"] for t in out["tokens"]["tiers"].values()) <= out["tokens"]["total"] + 8
+    for item in out["items"]:
+        assert {"key", "tier", "level", "score", "tokens", "memory_id", "kind"} <= item.keys()
+
+
+def test_file_read_from_disk_and_unknown_language(tmp_path: Path, store: MemoryStore) -> None:
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "notes.xyz").write_bytes(b"\x00\x01binary")
+    m = store.add(
+        NewMemory(
+            "notes.xyz is generated; never edit it",
+            kind=Kind.CONVENTION,
+            anchors=[anchor("file", "src/notes.xyz")],
+        )
+    ).id
+    result = ContextEngine(store, root=tmp_path).assemble(ContextRequest(path="src/notes.xyz"))
+    assert m in result.memory_ids
+
+
+def test_empty_store_gives_a_small_valid_context(store: MemoryStore) -> None:
+    result = ContextEngine(store).assemble(req())
+    assert result.items == []
+    assert result.tokens["total"] == count_tokens(result.markdown) <= 8000
+
+
+memory_specs = st.lists(
+    st.tuples(
+        st.sampled_from(list(Kind)),
+        st.text(
+            alphabet=st.characters(blacklist_categories=("Cs",)), min_size=1, max_size=600
+        ).filter(lambda s: s.strip() != "" and "\x00" not in s),
+        st.sampled_from(["file", "module", "tag", "none"]),
+        st.floats(0, 1),
+    ),
+    min_size=0,
+    max_size=40,
+)
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    specs=memory_specs,
+    budget=st.integers(min_value=200, max_value=32_000),
+    activity=st.sampled_from([None, *Activity]),
+)
+def test_random_stores_never_exceed_budget(specs: list, budget: int, activity: object) -> None:
+    with tempfile.TemporaryDirectory() as d:
+        store = MemoryStore(Path(d) / "m.db", embedder=HashingEmbedder(dim=32))
+        try:
+            anchors = {
+                "file": anchor("file", FILE),
+                "module": anchor("module", "payments"),
+                "tag": anchor("tag", "payments"),
+            }
+            for kind, text, where, imp in specs:
+                store.add(
+                    NewMemory(
+                        text,
+                        kind=kind,
+                        importance=imp,
+                        anchors=[anchors[where]] if where in anchors else [],
+                    )
+                )
+            result = ContextEngine(store, budget=BudgetConfig(total=budget)).assemble(
+                req(activity=activity)
+            )
+            assert count_tokens(result.markdown) <= budget
+            for t in TIERS:
+                fill = result.fills[t]
+                assert fill.used <= fill.budget
+        finally:
+            store.close()
