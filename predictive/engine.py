@@ -57,6 +57,7 @@ ANCHOR_WEIGHTS: dict[str, float] = {
     "tag": 0.5,
 }
 BACKGROUND_KINDS = (Kind.CONVENTION, Kind.WORKFLOW, Kind.SUMMARY)
+MAX_QUERY_WORDS = 32
 
 
 @dataclass(frozen=True)
@@ -162,6 +163,7 @@ class ContextEngine:
         self._cache_size = cache_size
         self._lock = threading.Lock()
         self._topics: tuple[int, list[tuple[str, int, list[int]]]] | None = None
+        self._pool_cache: dict[tuple[int, str | None], tuple[list[Memory], list[Memory]]] = {}
 
     # ---- public ----------------------------------------------------------------------------
 
@@ -229,6 +231,7 @@ class ContextEngine:
     def invalidate(self) -> None:
         with self._lock:
             self._cache.clear()
+            self._pool_cache.clear()
             self._topics = None
 
     # ---- assembly --------------------------------------------------------------------------
@@ -267,7 +270,8 @@ class ContextEngine:
         words += list(branch_tokens(branch))
         words += list(facts.symbols[:8])
         words += [d.message for d in diags if d.severity <= 2][:3]
-        return " ".join(w for w in words if w)[:1000]
+        # Short queries embed in a few milliseconds; long ones cost tens.
+        return " ".join(" ".join(w for w in words if w).split()[:MAX_QUERY_WORDS])
 
     def _assemble(
         self,
@@ -302,7 +306,7 @@ class ContextEngine:
                     store,
                     query,
                     filters=MemoryFilter(branch=request.branch, valid_at=now),
-                    k=self.search_k,
+                    k=max(self.search_k, total // 100),
                     min_similarity=0.2,
                 )
             except StoreError:
@@ -390,6 +394,34 @@ class ContextEngine:
             elapsed_ms=0.0,
             fills=fills,
         )
+
+    def _pools(
+        self, branch: str | None, generation: int, now: float
+    ) -> tuple[list[Memory], list[Memory]]:
+        """Project-wide conventions/workflows/summaries and preferences, cached per generation
+        and branch (they do not depend on the file)."""
+        key = (generation, branch)
+        with self._lock:
+            hit = self._pool_cache.get(key)
+        if hit is not None:
+            return hit
+        pools = (
+            self.store.list(
+                MemoryFilter(kinds=BACKGROUND_KINDS, branch=branch, valid_at=now),
+                limit=60,
+                order="importance",
+            ),
+            self.store.list(
+                MemoryFilter(kinds=[Kind.PREFERENCE], branch=branch, valid_at=now),
+                limit=20,
+                order="importance",
+            ),
+        )
+        with self._lock:
+            if len(self._pool_cache) > 16:
+                self._pool_cache.clear()
+            self._pool_cache[key] = pools
+        return pools
 
     def _tier_of(self, c: _Cand, now: float) -> Tier:
         m = c.memory

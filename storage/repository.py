@@ -152,6 +152,23 @@ class MemoryFilter:
     def is_default(self) -> bool:
         return self == MemoryFilter()
 
+    @property
+    def is_selective(self) -> bool:
+        """Whether the filter may keep few memories (worth counting before a vector search).
+
+        Branch, validity and archive filters keep most memories; counting them would cost a
+        scan of the whole table, so vector search just over-fetches for those."""
+        return bool(
+            self.kinds
+            or self.scopes
+            or self.anchors
+            or self.ids is not None
+            or self.source
+            or self.only_archived
+            or self.since is not None
+            or self.until is not None
+        )
+
 
 @dataclass
 class Stats:

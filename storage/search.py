@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import numbers
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -78,7 +79,7 @@ def vector_candidates(
     vi = store.vectors()
     if vi is None:
         return []
-    if not filters.is_default:
+    if filters.is_selective:
         n = store.count(filters)
         if n == 0:
             return []
@@ -140,7 +141,7 @@ def search(
         raise InvalidInput(f"unknown fusion {fusion!r}; use one of {', '.join(FUSIONS)}")
     if not isinstance(query, str) or not query.strip():
         raise InvalidInput("the search query is empty")
-    if not isinstance(k, int) or k <= 0:
+    if not isinstance(k, numbers.Integral) or k <= 0:
         raise InvalidInput("k must be at least 1")
     if not isinstance(alpha, int | float) or not 0.0 <= alpha <= 1.0:
         raise InvalidInput(f"alpha must be between 0 and 1, not {alpha!r}")
