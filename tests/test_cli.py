@@ -332,3 +332,66 @@ def test_real_model_end_to_end(env: dict[str, str]) -> None:
     st = json.loads(ok(["stats", "--json"], env))
     assert st["model_id"].startswith("all-MiniLM-L6-v2-onnx-int8@")
     assert st["embedded"] == 3
+
+
+def test_context_for_a_file(env: dict[str, str], tmp_path: Path) -> None:
+    repo = tmp_path / "proj"
+    (repo / ".git").mkdir(parents=True)
+    (repo / ".git" / "HEAD").write_text("ref: refs/heads/fix/login-timeout\n")
+    (repo / "src").mkdir()
+    (repo / "src" / "login.py").write_text("from auth.session import SessionStore\n")
+    d = remember(
+        env,
+        "-k",
+        "decision",
+        "-a",
+        "file:src/login.py",
+        "Login goes through SessionStore; never read cookies directly",
+    )
+    c = remember(env, "-k", "convention", "Always log the request id on auth failures")
+    i = remember(env, "-a", "module:auth.session", "SessionStore keeps sessions in Redis")
+    out = json.loads(ok(["context", "src/login.py", "--json"], env, cwd=repo))
+    assert out["file"] == "src/login.py" and out["branch"] == "fix/login-timeout"
+    assert out["activity"] == "debugging"  # a fix/ branch
+    tiers = {item["memory_id"]: item["tier"] for item in out["items"] if item["memory_id"]}
+    assert tiers[d] == "critical" and tiers[c] == "background" and tiers[i] == "relevant"
+    assert out["tokens"]["total"] <= out["tokens"]["budget"] == 8000
+    text = ok(
+        [
+            "context",
+            str(repo / "src" / "login.py"),
+            "--budget",
+            "300",
+            "--branch",
+            "main",
+            "--activity",
+            "feature",
+        ],
+        env,
+    )
+    assert "## Critical" in text and f"#{d}" in text and "activity: feature" in text
+
+
+def test_context_with_diagnostics(env: dict[str, str], tmp_path: Path) -> None:
+    diags = tmp_path / "d.json"
+    diags.write_text(
+        json.dumps(
+            [
+                {
+                    "severity": 1,
+                    "message": "x is not defined",
+                    "range": {"start": {"line": 1, "character": 0}},
+                }
+            ]
+        )
+    )
+    out = json.loads(
+        ok(["context", "a.py", "--diagnostics", f"@{diags}", "--json"], env, cwd=tmp_path)
+    )
+    assert out["activity"] == "debugging"
+    line = fails(["context", "a.py", "--diagnostics", "[{"], env, cwd=tmp_path)
+    assert "--diagnostics" in line
+    assert "cannot read" in fails(["context", "a.py", "--diagnostics", "@/nonexistent"], env)
+    assert "budget" in fails(["context", "a.py", "--budget", "100"], env)
+    assert "not one of" in fails(["context", "a.py", "--activity", "napping"], env)
+    assert "not a file" in fails(["context", str(tmp_path)], env)
