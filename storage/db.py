@@ -21,15 +21,16 @@ _best_practice_applied = False
 def _apply_best_practice() -> None:
     global _best_practice_applied
     if not _best_practice_applied:
-        # All of the recommended set but SQLite's log forwarding: a refused file would
-        # otherwise print SQLite's own log line next to our one-line error.
-        apsw.bestpractice.apply(
-            tuple(
-                p
-                for p in apsw.bestpractice.recommended
-                if p is not apsw.bestpractice.library_logging
-            )
+        # All of the recommended set but SQLite's log forwarding (a refused file would
+        # otherwise print SQLite's own log line next to our one-line error) and the two hooks
+        # that write on open (WAL switch, optimize): connect() does those itself, once it
+        # knows the file is a Living Memory database it may change.
+        skip = (
+            apsw.bestpractice.library_logging,
+            apsw.bestpractice.connection_wal,
+            apsw.bestpractice.connection_optimize,
         )
+        apsw.bestpractice.apply(tuple(p for p in apsw.bestpractice.recommended if p not in skip))
         _best_practice_applied = True
 
 
@@ -74,10 +75,13 @@ def connect(path: Path, *, readonly: bool = False) -> apsw.Connection:
     try:
         conn.pragma("foreign_keys", True)
         if not readonly:
+            _check_version(conn)  # refuse a newer or a foreign database before writing
+            _check_foreign(conn, path)
             if conn.pragma("journal_mode") != "wal":
                 conn.pragma("journal_mode", "wal")
             conn.pragma("synchronous", "normal")
             migrate(conn)
+            conn.pragma("optimize", 0x10002)
         else:
             _check_version(conn)
     except (apsw.NotADBError, apsw.CorruptError) as e:
@@ -103,6 +107,20 @@ def _check_header(path: Path) -> None:
         raise StoreUnavailable(f"cannot open database {path}: {e.strerror}") from e
     if head and head != b"SQLite format 3\x00":
         raise apsw.NotADBError("file is not a database")
+
+
+def _check_foreign(conn: apsw.Connection, path: Path) -> None:
+    """Refuse another application's SQLite database: never add our tables to it."""
+    if conn.pragma("user_version") != 0:
+        return
+    (tables,) = conn.execute(
+        "SELECT count(*) FROM sqlite_master WHERE name NOT LIKE 'sqlite_%'"
+    ).fetchone()
+    if tables:
+        raise DatabaseCorrupt(
+            f"{path} is an SQLite database of another application, not a Living Memory "
+            "database; it was left untouched"
+        )
 
 
 def _check_version(conn: apsw.Connection) -> int:

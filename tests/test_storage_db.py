@@ -88,9 +88,12 @@ def test_database_from_a_newer_version_is_refused(db_path: Path) -> None:
         mid = s.add(NewMemory(text="written by the future")).id
     conn = apsw.Connection(str(db_path))
     conn.pragma("user_version", len(MIGRATIONS) + 1)
+    conn.pragma("journal_mode", "delete")  # as a future version might leave it
     conn.close()
+    before = db_path.read_bytes()
     with pytest.raises(DatabaseTooNew, match="newer"):
         MemoryStore(db_path)
+    assert db_path.read_bytes() == before  # not even switched to WAL
     assert _user_version(db_path) == len(MIGRATIONS) + 1
     conn = apsw.Connection(str(db_path))
     assert conn.execute("SELECT text FROM memories WHERE id = ?", (mid,)).fetchone() == (
@@ -118,6 +121,21 @@ def test_a_file_that_is_not_a_database_is_refused_and_untouched(
     assert str(path) in str(err.value)
     assert path.read_bytes() == content
     assert not Path(str(path) + "-wal").exists() or Path(str(path) + "-wal").stat().st_size == 0
+
+
+def test_another_applications_sqlite_database_is_refused_and_untouched(tmp_path: Path) -> None:
+    path = tmp_path / "state.vscdb"
+    conn = apsw.Connection(str(path))
+    conn.execute(
+        "CREATE TABLE ItemTable(key TEXT UNIQUE, value BLOB); CREATE INDEX it ON ItemTable(value);"
+        "INSERT INTO ItemTable VALUES ('chat', 'hello'), ('other', 'world');"
+    )
+    conn.close()
+    before = path.read_bytes()
+    with pytest.raises(DatabaseCorrupt, match="another application"):
+        MemoryStore(path)
+    assert path.read_bytes() == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["state.vscdb"]
 
 
 def test_an_empty_file_becomes_a_new_database(tmp_path: Path) -> None:
@@ -197,17 +215,16 @@ def test_a_lock_held_while_a_new_database_is_created_raises_database_locked(
     monkeypatch.setenv("LIVING_MEMORY_BUSY_TIMEOUT_MS", "50")
     path = tmp_path / "memory.db"
     other = apsw.Connection(str(path))
-    other.execute("BEGIN EXCLUSIVE; CREATE TABLE other_tool(x);")
+    other.execute("BEGIN EXCLUSIVE")
     try:
         with pytest.raises(DatabaseLocked, match="locked"):
             MemoryStore(path)
     finally:
-        other.execute("COMMIT")
+        other.execute("ROLLBACK")
         other.close()
     with MemoryStore(path) as s:  # once released it opens and migrates
         assert s.conn.pragma("user_version") == len(MIGRATIONS)
-        names = {r[0] for r in s.conn.execute("SELECT name FROM sqlite_master")}
-        assert "other_tool" in names
+        assert s.conn.pragma("journal_mode") == "wal"
 
 
 def test_closed_store_refuses_use_with_a_clear_error(db_path: Path) -> None:
