@@ -787,7 +787,11 @@ class MemoryStore:
                 ).fetchone()
                 if dup:
                     raise InvalidInput(f"that text is already memory #{dup[0]}")
-            vgen = self._bump(conn, vectors=new_vec is not None)
+            # a new text without an embedder: drop the old vector so it is embedded again
+            stale = "text" in values and new_vec is None
+            vgen = self._bump(conn, vectors=new_vec is not None or stale)
+            if stale:
+                conn.execute("DELETE FROM embeddings WHERE memory_id = ?", (memory_id,))
             if values:
                 values["updated_at"] = _now()
                 sets = ", ".join(f"{k} = ?" for k in values)
@@ -1193,6 +1197,17 @@ class MemoryStore:
             raise InvalidInput("the merged memory must be a new memory, not one of the pair")
         now = _now()
         with dbmod.immediate(conn):
+            current = conn.execute(
+                "SELECT status, resolution FROM contradictions WHERE id = ?", (contradiction_id,)
+            ).fetchone()
+            if current is None:
+                raise NotFound(f"no contradiction #{contradiction_id}")
+            if current[0] != ContradictionStatus.OPEN.value:
+                # settling it again (say b_wins after a_wins) would supersede both memories
+                raise InvalidInput(
+                    f"contradiction #{contradiction_id} is already {current[0]} "
+                    f"({current[1] or 'no resolution'})"
+                )
             self._bump(conn)
             conn.execute(
                 "UPDATE contradictions SET status = 'resolved', resolution = ?, note = ?, "

@@ -264,3 +264,20 @@ def test_default_db_path_is_keyed_by_git_root(
 def test_env_db_overrides_the_default(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv(ENV_DB, str(tmp_path / "x.db"))
     assert default_db_path(tmp_path) == tmp_path / "x.db"
+
+
+def test_current_branch(tmp_path: Path) -> None:
+    from storage.paths import current_branch
+
+    repo = tmp_path / "repo"
+    (repo / ".git").mkdir(parents=True)
+    (repo / ".git" / "HEAD").write_text("ref: refs/heads/feature/login\n")
+    assert current_branch(repo) == "feature/login"
+    (repo / ".git" / "HEAD").write_text("3f2a9c1d8e7b6a5f4e3d2c1b0a9f8e7d6c5b4a39\n")
+    assert current_branch(repo) is None  # detached
+    worktree = tmp_path / "wt"
+    worktree.mkdir()
+    (worktree / ".git").write_text(f"gitdir: {repo / '.git'}\n")
+    (repo / ".git" / "HEAD").write_text("ref: refs/heads/main\n")
+    assert current_branch(worktree) == "main"
+    assert current_branch(tmp_path / "nowhere") is None

@@ -7,6 +7,7 @@ from collections.abc import Callable
 
 import numpy as np
 import pytest
+from conftest import snapshot_of
 
 from storage import (
     AccessKind,
@@ -711,6 +712,13 @@ def test_resolve_contradiction(store: MemoryStore, add: AddFn, resolution: str) 
     assert store.contradictions() == []
     assert [c.id for c in store.contradictions(ContradictionStatus.RESOLVED)] == [cid]
     assert [c.id for c in store.contradictions(None)] == [cid]
+    # settled once: resolving again (the other way round) is refused and changes nothing
+    before = snapshot_of(store)
+    with pytest.raises(InvalidInput, match="already resolved"):
+        store.resolve_contradiction(cid, "b_wins" if resolution == "a_wins" else "a_wins")
+    assert snapshot_of(store) == before
+    assert store.add_contradiction(a, b) == cid  # and detecting it again does not reopen it
+    assert store.contradictions() == []
 
 
 def test_resolve_merged(store: MemoryStore, add: AddFn, snapshot: Callable[[], object]) -> None:
@@ -819,3 +827,35 @@ def test_generation_increases_on_every_write(store: MemoryStore, add: AddFn) -> 
         before = store.generation()
         read()
         assert store.generation() == before
+
+
+# ---- anchor lookups --------------------------------------------------------------------------
+
+
+def test_anchor_matches(store: MemoryStore, add: AddFn) -> None:
+    f = Anchor.parse("file:src/auth.py")
+    sym = Anchor.parse("symbol:login")
+    a = add("auth one", anchors=[f, sym], created_at=1.0)
+    b = add("auth two", anchors=[f], created_at=2.0)
+    c = add("archived auth", anchors=[sym], created_at=3.0)
+    add("unrelated", anchors=[Anchor.parse("file:src/other.py")])
+    store.archive(c)
+    found = store.anchor_matches([f, sym, Anchor.parse("file:nowhere.py")])
+    assert list(found) == [b, a]  # most recent first, archived left out
+    assert set(found[a]) == {f, sym} and found[b] == [f]
+    assert list(store.anchor_matches([sym], include_archived=True)) == [c, a]
+    assert list(store.anchor_matches([f, sym], limit=1)) == [b]
+    assert store.anchor_matches([]) == {}
+
+
+def test_topic_counts(store: MemoryStore, add: AddFn) -> None:
+    auth, ops = Anchor.parse("auth"), Anchor.parse("ops")
+    ids = [add(f"auth note {i}", anchors=[auth], importance=i / 10) for i in range(4)]
+    add("ops note", anchors=[ops, Anchor.parse("module:app.ops")])
+    gone = add("archived auth note", anchors=[auth])
+    store.archive(gone)
+    topics = store.topic_counts(ids_per_topic=2)
+    assert topics[0] == ("auth", 4, [ids[3], ids[2]])
+    assert {(label, n) for label, n, _ in topics[1:]} == {("app.ops", 1), ("ops", 1)}
+    assert [t[0] for t in store.topic_counts(types=[AnchorType.MODULE])] == ["app.ops"]
+    assert len(store.topic_counts(limit=1)) == 1

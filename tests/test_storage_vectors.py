@@ -271,3 +271,16 @@ def test_in_memory_vector_index() -> None:
     vi.remove([1, 99])
     assert len(vi) == 1 and vi.search(np.zeros(4), 0) == []
     assert vi.save() is False
+
+
+def test_a_text_changed_without_an_embedder_is_embedded_again(db_path: Path) -> None:
+    ids = _seed(db_path)
+    with MemoryStore(db_path) as s:  # e.g. a run without the model
+        s.update(ids[0], text="kafka topics carry domain events")
+    with _open(db_path) as s:
+        assert s.pending_embeddings() == 1
+        vi = s.vectors()
+        assert len(vi) == len(ids) - 1  # the stale vector left the index too
+        assert s.embed_pending() == 1
+        hits = search(s, "kafka topics carry domain events", mode="vector", k=1)
+        assert hits[0].memory.id == ids[0] and hits[0].similarity > 0.99
