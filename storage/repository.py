@@ -306,7 +306,7 @@ class MemoryStore:
         self._embedder = embedder
         self._embedder_factory = embedder_factory
         self._local = threading.local()
-        self._conns: list[apsw.Connection] = []
+        self._conns: list[tuple[threading.Thread, apsw.Connection]] = []
         self._conns_lock = threading.Lock()
         self._vectors: VectorIndex | None = None
         self._vectors_lock = threading.Lock()
@@ -324,7 +324,14 @@ class MemoryStore:
             c = dbmod.connect(self.db_path)
             self._local.conn = c
             with self._conns_lock:
-                self._conns.append(c)
+                # connections of threads that have ended would otherwise stay open for good
+                for thread, old in [p for p in self._conns if not p[0].is_alive()]:
+                    self._conns.remove((thread, old))
+                    try:
+                        old.close()
+                    except apsw.Error:
+                        log.debug("closing a finished thread's connection failed", exc_info=True)
+                self._conns.append((threading.current_thread(), c))
         return c
 
     @property
@@ -364,7 +371,7 @@ class MemoryStore:
         finally:
             self._closed = True
             with self._conns_lock:
-                for c in self._conns:
+                for _, c in self._conns:
                     try:
                         c.close()
                     except apsw.Error:

@@ -228,3 +228,25 @@ def test_a_writer_waits_for_a_short_lock(db_path: Path) -> None:
             locker.close()
         assert s.count() == 2
         assert [m.importance for m in s.list(order="oldest")] == [0.9, 0.5]
+
+
+def test_connections_of_finished_threads_are_closed(store: MemoryStore) -> None:
+    import psutil
+
+    store.add(NewMemory(text="counted from many short-lived threads"))
+    me = psutil.Process()
+
+    def count() -> None:
+        assert store.count() == 1
+
+    def run_threads(n: int) -> None:
+        for _ in range(n):
+            t = threading.Thread(target=count)
+            t.start()
+            t.join()
+
+    run_threads(20)
+    fds = me.num_fds()
+    run_threads(200)  # without clean-up each thread would leave its connection open
+    assert me.num_fds() <= fds + 4
+    assert store.count() == 1
