@@ -79,6 +79,7 @@ def check_shares(shares: Sequence[float], name: str = "shares") -> None:
 
 
 LEVEL_ORDER: tuple[Level, ...] = (Level.FULL, Level.SUMMARY, Level.COMPRESSED, Level.INDEX)
+MIN_LINE_TOKENS = 3  # no rendered line ("- #1 x" + newline) costs less
 
 
 @dataclass
@@ -89,16 +90,20 @@ class Candidate:
     score: float
     renderings: dict[Level, str]  # already-formatted lines, richest first
     memory_id: int | None = None
+    _levels: tuple[Level, ...] = field(default=(), init=False, repr=False)
 
-    def levels(self) -> list[Level]:
-        return [lv for lv in LEVEL_ORDER if self.renderings.get(lv)]
+    def __post_init__(self) -> None:
+        self._levels = tuple(lv for lv in LEVEL_ORDER if self.renderings.get(lv))
+
+    def levels(self) -> tuple[Level, ...]:
+        return self._levels
 
 
 @dataclass
 class Placed:
     candidate: Candidate
     level: Level
-    tokens: int
+    tokens: int  # of the line with its newline
 
     @property
     def text(self) -> str:
@@ -141,10 +146,12 @@ def _fit_tier(
     fresh.sort(key=lambda c: (-c.score, c.key))
     admitted: list[Placed] = []
     for c in fresh:
+        if remaining < MIN_LINE_TOKENS:
+            break
         levels = c.levels()
-        lean = [lv for lv in levels if lv is not Level.INDEX] or levels
+        lean = [lv for lv in levels if lv is not Level.INDEX] or list(levels)
         for lv in reversed(lean):  # leanest first
-            t = count(c.renderings[lv])
+            t = count(c.renderings[lv] + "\n")
             if t <= remaining:
                 admitted.append(Placed(c, lv, t))
                 remaining -= t
@@ -157,7 +164,7 @@ def _fit_tier(
         for lv in p.candidate.levels():  # richest first
             if LEVEL_ORDER.index(lv) >= LEVEL_ORDER.index(p.level):
                 break
-            t = count(p.candidate.renderings[lv])
+            t = count(p.candidate.renderings[lv] + "\n")
             if t - p.tokens <= remaining:
                 remaining -= t - p.tokens
                 p.level, p.tokens = lv, t
@@ -170,8 +177,12 @@ def fit_tiers(
     headers: dict[Tier, str],
     count: Callable[[str], int],
 ) -> dict[Tier, TierFill]:
-    """Fill tiers in order; unused budget flows down, then what is left flows back up."""
-    fills = {t: TierFill(t, 0, headers[t], count(headers[t])) for t in TIERS}
+    """Fill tiers in order; unused budget flows down, then what is left flows back up.
+
+    Costs are those of the rendered form (see :func:`predictive.render.render_markdown`):
+    each item is a line with its newline, each tier header a blank line, the header and its
+    newline, so the parts add up to the document."""
+    fills = {t: TierFill(t, 0, headers[t], count("\n" + headers[t] + "\n")) for t in TIERS}
     taken: set[str] = set()
     carry = 0
     for t in TIERS:

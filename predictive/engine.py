@@ -57,7 +57,9 @@ ANCHOR_WEIGHTS: dict[str, float] = {
     "tag": 0.5,
 }
 BACKGROUND_KINDS = (Kind.CONVENTION, Kind.WORKFLOW, Kind.SUMMARY)
-MAX_QUERY_WORDS = 32
+MAX_QUERY_WORDS = 16
+RENDER_CACHE_SIZE = 20_000
+MAX_ANCHORED = 150
 
 
 @dataclass(frozen=True)
@@ -163,7 +165,8 @@ class ContextEngine:
         self._cache_size = cache_size
         self._lock = threading.Lock()
         self._topics: tuple[int, list[tuple[str, int, list[int]]]] | None = None
-        self._pool_cache: dict[tuple[int, str | None], tuple[list[Memory], list[Memory]]] = {}
+        self._pool_cache: dict[int, tuple[list[Memory], list[Memory]]] = {}
+        self._render_cache: dict[tuple[int, float], dict[Level, str]] = {}
 
     # ---- public ----------------------------------------------------------------------------
 
@@ -291,7 +294,7 @@ class ContextEngine:
             c.reasons.add(reason)
 
         anchors = self._anchors(facts, request.branch, request.diagnostics)
-        matched = store.anchor_matches(list(anchors), limit=300)
+        matched = store.anchor_matches(list(anchors), limit=MAX_ANCHORED)
         mems = {m.id: m for m in store.get_many(list(matched))}
         for mid, hit_anchors in matched.items():
             if mid in mems:
@@ -306,7 +309,8 @@ class ContextEngine:
                     store,
                     query,
                     filters=MemoryFilter(branch=request.branch, valid_at=now),
-                    k=max(self.search_k, total // 100),
+                    k=max(self.search_k, total // 200),
+                    candidates=max(self.search_k, total // 200) * 2,
                     min_similarity=0.2,
                 )
             except StoreError:
@@ -322,18 +326,9 @@ class ContextEngine:
             for m in store.get_many(new_ids):
                 add(m, 0.6 * boosts[m.id], "graph")
 
-        background = store.list(
-            MemoryFilter(kinds=BACKGROUND_KINDS, branch=request.branch, valid_at=now),
-            limit=60,
-            order="importance",
-        )
+        background, prefs = self._pools(request.branch, generation, now)
         for m in background:
             add(m, 0.3, "background")
-        prefs = store.list(
-            MemoryFilter(kinds=[Kind.PREFERENCE], branch=request.branch, valid_at=now),
-            limit=20,
-            order="importance",
-        )
         for m in prefs:
             add(m, 0.3, "preference")
 
@@ -349,7 +344,7 @@ class ContextEngine:
             s, _ = self.scorer.score(c.memory, c.relevance, now=now)
             scored[mid] = s
             tier = self._tier_of(c, now)
-            renderings = memory_renderings(c.memory, self._levels(c.memory))
+            renderings = self._renderings(c.memory)
             if tier is Tier.BACKGROUND:
                 renderings.pop(next(iter(renderings)), None)  # background never at full length
             tiers[tier].append(Candidate(f"m{mid}", s, renderings, mid))
@@ -357,9 +352,8 @@ class ContextEngine:
         self._add_contradictions(tiers, list(cands), scored)
         self._add_index(tiers, cands, scored)
 
-        budgets = self.budget.split(activity, total)
         doc_title = title(facts.path, request.branch, activity.value)
-        reserve = count_tokens(doc_title + "\n\n")
+        reserve = count_tokens(doc_title + "\n")
         budgets = self.budget.split(activity, max(0, total - reserve))
         fills = fit_tiers(tiers, budgets, {t: TIER_TITLES[t] for t in TIERS}, count_tokens)
         markdown = render_markdown(doc_title, fills)
@@ -398,30 +392,30 @@ class ContextEngine:
     def _pools(
         self, branch: str | None, generation: int, now: float
     ) -> tuple[list[Memory], list[Memory]]:
-        """Project-wide conventions/workflows/summaries and preferences, cached per generation
-        and branch (they do not depend on the file)."""
-        key = (generation, branch)
+        """Project-wide conventions/workflows/summaries and preferences: loaded once per store
+        generation, then narrowed to what holds now on ``branch`` (they do not depend on the
+        file)."""
         with self._lock:
-            hit = self._pool_cache.get(key)
-        if hit is not None:
-            return hit
-        pools = (
-            self.store.list(
-                MemoryFilter(kinds=BACKGROUND_KINDS, branch=branch, valid_at=now),
-                limit=60,
-                order="importance",
-            ),
-            self.store.list(
-                MemoryFilter(kinds=[Kind.PREFERENCE], branch=branch, valid_at=now),
-                limit=20,
-                order="importance",
-            ),
-        )
-        with self._lock:
-            if len(self._pool_cache) > 16:
-                self._pool_cache.clear()
-            self._pool_cache[key] = pools
-        return pools
+            hit = self._pool_cache.get(generation)
+        if hit is None:
+            hit = (
+                self.store.list(
+                    MemoryFilter(kinds=BACKGROUND_KINDS), limit=120, order="importance"
+                ),
+                self.store.list(
+                    MemoryFilter(kinds=[Kind.PREFERENCE]), limit=40, order="importance"
+                ),
+            )
+            with self._lock:
+                self._pool_cache = {generation: hit}
+
+        def keep(m: Memory) -> bool:
+            if m.valid_to is not None and m.valid_to <= now:
+                return False
+            branches = [a.value for a in m.anchors if a.type is AnchorType.BRANCH]
+            return not branches or branch in branches
+
+        return [m for m in hit[0] if keep(m)][:60], [m for m in hit[1] if keep(m)][:20]
 
     def _tier_of(self, c: _Cand, now: float) -> Tier:
         m = c.memory
@@ -439,6 +433,19 @@ class ContextEngine:
         if m.kind in BACKGROUND_KINDS:
             return Tier.BACKGROUND
         return Tier.RELEVANT
+
+    def _renderings(self, m: Memory) -> dict[Level, str]:
+        """A memory's lines at each level, cached until the memory changes."""
+        key = (m.id, m.updated_at)
+        with self._lock:
+            hit = self._render_cache.get(key)
+        if hit is None:
+            hit = memory_renderings(m, self._levels(m))
+            with self._lock:
+                if len(self._render_cache) >= RENDER_CACHE_SIZE:
+                    self._render_cache.clear()
+                self._render_cache[key] = hit
+        return dict(hit)
 
     def _levels(self, m: Memory) -> dict[str, str]:
         if m.summary and m.compressed and m.index_label:

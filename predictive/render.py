@@ -103,13 +103,16 @@ def title(path: str, branch: str | None, activity: str) -> str:
 
 
 def render_markdown(doc_title: str, fills: dict[Tier, TierFill]) -> str:
-    blocks = [doc_title]
+    """Title line(s), then per non-empty tier: a blank line, its header, one line per item.
+
+    Pieces are laid out exactly as :func:`predictive.budget.fit_tiers` costs them."""
+    parts = [doc_title + "\n"]
     for t in TIERS:
         f = fills[t]
-        if not f.placed:
-            continue
-        blocks.append(f.header + "\n" + "\n".join(p.text for p in f.placed))
-    return "\n\n".join(blocks) + "\n"
+        if f.placed:
+            parts.append("\n" + f.header + "\n")
+            parts.extend(p.text + "\n" for p in f.placed)
+    return "".join(parts)
 
 
 def account(fills: dict[Tier, TierFill], total: int, budget: int) -> dict[str, Any]:

@@ -12,7 +12,7 @@ import numpy as np
 from storage.errors import InvalidInput
 from storage.models import Memory
 from storage.repository import MemoryFilter, MemoryStore
-from storage.text import fts_query
+from storage.text import fts_or, fts_terms
 
 log = logging.getLogger(__name__)
 
@@ -22,6 +22,10 @@ BM25_WEIGHTS = (1.0, 1.0, 0.8, 1.5, 2.0, 2.0, 0.5)
 # Below this many filtered memories, vector search is exact over their stored vectors.
 EXACT_VECTOR_LIMIT = 4000
 MODES = ("hybrid", "keyword", "vector")
+# A keyword in more than max(1000, 2 % of memories) memories is too common to search by.
+COMMON_TERM_MIN_DOCS = 1000
+COMMON_TERM_SHARE = 0.02
+COMMON_TERMS_KEPT = 3
 FUSIONS = ("rrf", "weighted")
 
 
@@ -53,11 +57,38 @@ class SearchHit:
         }
 
 
+def _selective_terms(store: MemoryStore, terms: list[str]) -> list[str]:
+    """Drop terms found in so many memories that they carry little signal but make bm25
+    score thousands of rows ("api", "src" in a code base). Counts are capped probes, cached
+    per store generation; when every term is that common, the first few are kept."""
+    gen = store.generation()
+    cache = getattr(store, "_df_cache", None)
+    if cache is None or cache[0] != gen:
+        (n,) = store.conn.execute("SELECT count(*) FROM memories_fts").fetchone()
+        cache = (gen, max(COMMON_TERM_MIN_DOCS, int(n * COMMON_TERM_SHARE)), {})
+        store._df_cache = cache  # type: ignore[attr-defined]
+    _, cap, counts = cache
+    kept = []
+    for t in terms:
+        if t not in counts:
+            counts[t] = store.conn.execute(
+                "SELECT count(*) FROM (SELECT rowid FROM memories_fts WHERE memories_fts "
+                "MATCH ? LIMIT ?)",
+                (fts_or([t]), cap + 1),
+            ).fetchone()[0]
+        if counts[t] <= cap:
+            kept.append(t)
+    return kept or terms[:COMMON_TERMS_KEPT]
+
+
 def keyword_candidates(
     store: MemoryStore, query: str, filters: MemoryFilter, limit: int
 ) -> list[tuple[int, float]]:
     """(id, bm25 score, higher is better) from FTS5, best first."""
-    match = fts_query(query)
+    terms = fts_terms(query)
+    if not terms:
+        return []
+    match = fts_or(_selective_terms(store, terms))
     if match is None:
         return []
     where, params = filters.sql("m")

@@ -39,8 +39,9 @@ def identifier_terms(text: str) -> str:
     return " ".join(out)
 
 
-def fts_query(text: str, *, max_terms: int = 32) -> str | None:
-    """An FTS5 OR-query of the distinct, quoted words of ``text`` (stopwords dropped)."""
+def fts_terms(text: str, *, max_terms: int = 32) -> list[str]:
+    """The distinct words of ``text`` for a keyword query (stopwords dropped, identifiers
+    split), lowercased, in order of appearance."""
     words: list[str] = []
     seen: set[str] = set()
     for raw in _WORD.findall(text):
@@ -56,6 +57,16 @@ def fts_query(text: str, *, max_terms: int = 32) -> str | None:
     if not words:
         # a query of only stopwords still deserves an answer
         words = list(dict.fromkeys(_WORD.findall(text.lower())))
-    if not words:
+    return words[:max_terms]
+
+
+def fts_or(terms: list[str]) -> str | None:
+    """An FTS5 OR-query of quoted terms."""
+    if not terms:
         return None
-    return " OR ".join('"' + w.replace('"', '""') + '"' for w in words[:max_terms])
+    return " OR ".join('"' + w.replace('"', '""') + '"' for w in terms)
+
+
+def fts_query(text: str, *, max_terms: int = 32) -> str | None:
+    """An FTS5 OR-query of the distinct, quoted words of ``text`` (stopwords dropped)."""
+    return fts_or(fts_terms(text, max_terms=max_terms))

@@ -164,4 +164,4 @@ def test_fit_never_exceeds_budget_and_each_tier_its_share(
         carry = max(0, allowed_first_pass - fills[t].used)
     for t in TIERS:
         for p in fills[t].placed:
-            assert p.tokens == count_tokens(p.text)
+            assert p.tokens == count_tokens(p.text + "\n")
