@@ -1,0 +1,97 @@
+"""What the editor shows now, kept from the stream of signals, as a context request."""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass, field
+
+from predictive.engine import ContextRequest
+from predictive.signals import (
+    Activity,
+    ActivityOverride,
+    BranchChanged,
+    Diagnostic,
+    DiagnosticsChanged,
+    DocumentSaved,
+    FileOpened,
+    Signal,
+)
+
+
+@dataclass
+class EditorState:
+    """The active file and its text, the branch, everyone's diagnostics, the activity override.
+
+    ``apply`` returns the request to assemble when a signal changes what the active file's
+    context depends on, else None (diagnostics of a background file, a save of another file).
+    """
+
+    root: str | None = None
+    budget: int | None = None
+    active: str | None = None
+    texts: dict[str, str | None] = field(default_factory=dict)
+    languages: dict[str, str | None] = field(default_factory=dict)
+    branch: str | None = None
+    diagnostics: dict[str, tuple[Diagnostic, ...]] = field(default_factory=dict)
+    activity: Activity | None = None
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+
+    def apply(self, signal: Signal) -> ContextRequest | None:
+        with self._lock:
+            changed = self._apply(signal)
+            return self._request() if changed else None
+
+    def _apply(self, signal: Signal) -> bool:
+        if isinstance(signal, FileOpened):
+            # a tab switch carries no text: keep what didOpen/didSave told us
+            if signal.text is not None or signal.path not in self.texts:
+                self.texts[signal.path] = signal.text
+            if signal.language_id is not None or signal.path not in self.languages:
+                self.languages[signal.path] = signal.language_id
+            switched = signal.path != self.active
+            self.active = signal.path
+            return switched or signal.text is not None
+        if isinstance(signal, DocumentSaved):
+            if signal.text is not None:
+                self.texts[signal.path] = signal.text
+            return signal.path == self.active
+        if isinstance(signal, BranchChanged):
+            if signal.new == self.branch:
+                return False
+            self.branch = signal.new
+            return self.active is not None
+        if isinstance(signal, DiagnosticsChanged):
+            before = self.diagnostics.get(signal.path, ())
+            self.diagnostics[signal.path] = tuple(signal.diagnostics)
+            return signal.path == self.active and before != tuple(signal.diagnostics)
+        if isinstance(signal, ActivityOverride):
+            if signal.activity == self.activity:
+                return False
+            self.activity = signal.activity
+            return self.active is not None
+        raise TypeError(f"not an editor signal: {signal!r}")
+
+    def request(self) -> ContextRequest | None:
+        """The request for the active file now (None before any file was opened)."""
+        with self._lock:
+            return self._request()
+
+    def _request(self) -> ContextRequest | None:
+        if self.active is None:
+            return None
+        return ContextRequest(
+            path=self.active,
+            text=self.texts.get(self.active),
+            language_id=self.languages.get(self.active),
+            branch=self.branch,
+            diagnostics=self.diagnostics.get(self.active, ()),
+            activity=self.activity,
+            budget=self.budget,
+            root=self.root,
+        )
+
+    def forget(self, path: str) -> None:
+        """A closed document: drop its text (its diagnostics may still come from others)."""
+        with self._lock:
+            self.texts.pop(path, None)
+            self.languages.pop(path, None)
