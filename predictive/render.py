@@ -52,7 +52,7 @@ def memory_renderings(m: Memory, levels: dict[str, str]) -> dict[Level, str]:
     if summary:
         out[Level.SUMMARY] = f"- [{head}] {_flat(summary)}"
     if compressed:
-        out[Level.COMPRESSED] = f"- [{m.kind.value} #{m.id}] {_flat(compressed)}"
+        out[Level.COMPRESSED] = f"- [{head}] {_flat(compressed)}"
     if label:
         out[Level.INDEX] = f"- #{m.id} {_flat(label)}"
     return out
