@@ -71,14 +71,14 @@ def test_one_writer_and_one_reader_on_two_connections(db_path: Path) -> None:
 
 def test_threads_share_one_store_with_a_connection_each(store: MemoryStore) -> None:
     errors: list[BaseException] = []
-    conns: dict[str, int] = {}
+    conns: dict[str, object] = {}  # the objects themselves, so no id() is reused
     lock = threading.Lock()
     writers_done = threading.Event()
 
     def write(w: int) -> None:
         try:
             with lock:
-                conns[f"w{w}"] = id(store.conn)
+                conns[f"w{w}"] = store.conn
             for i in range(50):
                 store.add(NewMemory(text=f"thread {w} memory {i}", source_id=f"t{w}"))
         except BaseException as e:
@@ -87,7 +87,7 @@ def test_threads_share_one_store_with_a_connection_each(store: MemoryStore) -> N
     def read() -> None:
         try:
             with lock:
-                conns["reader"] = id(store.conn)
+                conns["reader"] = store.conn
             while not writers_done.is_set():
                 search(store, "thread memory", k=3)
                 store.stats()
@@ -104,7 +104,7 @@ def test_threads_share_one_store_with_a_connection_each(store: MemoryStore) -> N
     writers_done.set()
     reader.join(timeout=120)
     assert errors == []
-    assert len(set(conns.values())) == 5  # one connection per thread
+    assert len({id(c) for c in conns.values()}) == 5  # one connection per thread
     assert store.count() == 200
     for w in range(4):
         assert store.conn.execute(

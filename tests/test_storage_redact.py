@@ -222,10 +222,19 @@ def test_secrets_never_reach_the_database_file(tmp_path: Path) -> None:
                 assert secret not in blob
         assert "[REDACTED:" in store.get(a).text
         assert store.get(a).text.startswith("Deploy with ")
+        # while the store is open (as after a crash) the WAL holds the recent writes
+        open_files = _file_bytes(tmp_path)
+        assert open_files.get("memory.db-wal"), "expected a WAL file while open"
+        _assert_no_secrets(open_files)
     finally:
         store.close()
     files = _file_bytes(tmp_path)
     assert "memory.db" in files
+    _assert_no_secrets(files)
+
+
+def _assert_no_secrets(files: dict[str, bytes]) -> None:
     for name, data in files.items():
         for secret in FILE_SECRETS:
             assert secret.encode() not in data, (name, secret)
+            assert secret.encode("utf-16-le") not in data, (name, secret)
