@@ -10,6 +10,8 @@ _MASK = "[REDACTED:{}]"
 
 # Order matters: private key blocks first (they span lines), then specific token shapes,
 # then the generic assignment and URL-password rules.
+# Every repetition that a match may have to backtrack over is bounded ({0,100} …): an
+# unbounded one made redaction quadratic, minutes for a 30 kB line of dotted names.
 _PATTERNS: list[tuple[str, re.Pattern[str], Callable[[re.Match[str]], str] | None]] = []
 
 
@@ -42,15 +44,17 @@ _add(
 # scheme://user:password@host  → keep user and host
 _add(
     "url-password",
-    r"\b([a-z][a-z0-9+.\-]*://[^\s:/@]*:)([^\s@/]+)(@)",
+    r"\b([a-z][a-z0-9+.\-]{0,30}://[^\s:/@]{0,256}:)([^\s@/]{1,256})(@)",
     re.IGNORECASE,
     keep=lambda m: m.group(1) + _MASK.format("password") + m.group(3),
 )
-# NAME_KEY=value, api_token: "value", CLIENT_SECRET = value, DB_PASSWORD=value
+# NAME_KEY=value, api_token: "value", CLIENT_SECRET = value, DB_PASSWORD=value.
+# The match starts at the keyword; _assignment() looks back for the rest of the name (a
+# pattern that starts at the name backtracks over every dotted word: quadratic).
 _add(
     "assignment",
     r"""(?ix)
-    (\b[A-Z0-9_.\-]*(?:_KEY|_TOKEN|_SECRET|_PASSWORD|_PASSWD|_PWD|API_?KEY|SECRET_?KEY|
+    ((?:_KEY|_TOKEN|_SECRET|_PASSWORD|_PASSWD|_PWD|API_?KEY|SECRET_?KEY|
         ACCESS_?KEY|PRIVATE_?KEY|AUTH_?TOKEN|ACCESS_?TOKEN|PASSWORD|SECRET|TOKEN)\b
      ["']?\s*[:=]\s*)
     (["']?)
@@ -62,7 +66,7 @@ _add(
 )
 
 
-_NAME = re.compile(r"[\w.\-]*")
+_NAME_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-")
 _IDENTIFIER = re.compile(r"[A-Za-z_][\w.]*")
 
 
@@ -72,7 +76,10 @@ def _assignment(m: re.Match[str]) -> str:
     (``api_key=api_key``, ``token = args.token``)."""
     lhs, quote, value, close = m.group(1), m.group(2), m.group(3), m.group(4)
     if not quote:
-        name = _NAME.match(lhs).group(0)  # type: ignore[union-attr]
+        text, start = m.string, m.start()
+        while start > 0 and m.start() - start < 200 and text[start - 1] in _NAME_CHARS:
+            start -= 1
+        name = text[start : m.start()] + re.match(r"[\w]*", lhs).group(0)  # type: ignore[union-attr]
         last = re.split(r"[.\-]", name)[-1].lower()
         if any(c in value for c in "([{") or (
             _IDENTIFIER.fullmatch(bare := value.rstrip(")]}"))

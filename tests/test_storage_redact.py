@@ -238,3 +238,29 @@ def _assert_no_secrets(files: dict[str, bytes]) -> None:
         for secret in FILE_SECRETS:
             assert secret.encode() not in data, (name, secret)
             assert secret.encode("utf-16-le") not in data, (name, secret)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "a." * 50_000,  # dotted names: once quadratic, minutes per line
+        "ab-" * 33_000,
+        "http://" + "a:" * 50_000,
+        "a+" * 50_000,
+        "a:b@" * 25_000,
+        "x_key=" * 16_000,
+        "password: " + "a" * 100_000,
+    ],
+    ids=["dots", "dashes", "url-colons", "scheme-chars", "at-signs", "assignments", "long-value"],
+)
+def test_pathological_text_is_redacted_in_linear_time(text: str) -> None:
+    # No clock here: a quadratic pattern would take many minutes on these 100 kB inputs.
+    out = redact(text)
+    assert len(out) <= len(text) + 20
+
+
+def test_long_names_and_long_values_are_masked_whole() -> None:
+    name = "A" * 150 + "_TOKEN"
+    value = "Zx9" * 400
+    out = redact(f"{name}={value} tail")
+    assert out == f"{name}=[REDACTED:secret] tail"
