@@ -368,6 +368,8 @@ class MemoryStore:
         try:
             if self._vectors is not None:
                 self._vectors.save()
+        except OSError as e:  # the index is a cache: the next open rebuilds or catches up
+            log.warning("could not save the vector index %s: %s", self._index_path, e)
         finally:
             self._closed = True
             with self._conns_lock:

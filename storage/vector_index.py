@@ -121,13 +121,14 @@ class VectorIndex:
                     return "corrupt"
                 if len(index) != int(meta["count"]):
                     return "count mismatch"
+                generation = int(meta["generation"])
             except Exception as e:  # any parse/restore failure means: do not trust it
                 log.warning("vector index %s unreadable (%s); rebuilding", self.path, e)
                 return "corrupt"
         index.expansion_search = self._params["expansion_search"]
         with self._access:
             self._index = index
-        self.generation = int(meta["generation"])
+        self.generation = generation
         return None
 
     def sync(self, conn: apsw.Connection, *, action_if_current: str = "current") -> IndexState:

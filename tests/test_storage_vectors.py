@@ -145,13 +145,28 @@ def test_sidecar_that_does_not_match_means_rebuild(
         assert len(vi) == len(ids)
 
 
-def test_unreadable_sidecar_means_rebuild(db_path: Path) -> None:
-    _seed(db_path)
+@pytest.mark.parametrize(
+    "sidecar",
+    [
+        "{not json",
+        "[]",
+        "null",
+        '{"format": 1, "model_id": "hashing-64", "dim": 64, "dtype": "f16", "count": 8}',
+        '{"format": 1, "model_id": "hashing-64", "dim": 64, "dtype": "f16", "count": 8, '
+        '"generation": "soon"}',
+        '{"format": 1, "model_id": "hashing-64", "dim": 64, "dtype": "f16", "count": null, '
+        '"generation": 1}',
+    ],
+    ids=["not-json", "list", "null", "no-generation", "bad-generation", "bad-count"],
+)
+def test_unreadable_sidecar_means_rebuild(db_path: Path, sidecar: str) -> None:
+    ids = _seed(db_path)
     index = default_index_path(db_path)
-    index.with_name(index.name + ".json").write_text("{not json")
+    index.with_name(index.name + ".json").write_text(sidecar)
     with _open(db_path) as s:
         state = s.vectors().state
         assert (state.action, state.reason) == ("rebuilt", "corrupt")
+        assert _top(s, TEXTS[2]) == ids[2]
 
 
 def test_index_newer_than_database_is_rebuilt(db_path: Path) -> None:
@@ -284,3 +299,17 @@ def test_a_text_changed_without_an_embedder_is_embedded_again(db_path: Path) -> 
         assert s.embed_pending() == 1
         hits = search(s, "kafka topics carry domain events", mode="vector", k=1)
         assert hits[0].memory.id == ids[0] and hits[0].similarity > 0.99
+
+
+def test_an_index_that_cannot_be_saved_does_not_fail_close(tmp_path: Path) -> None:
+    blocker = tmp_path / "not-a-dir"
+    blocker.write_text("x")
+    db = tmp_path / "memory.db"
+    s = MemoryStore(db, embedder=HashingEmbedder(dim=64), index_path=blocker / "v.usearch")
+    mid = s.add(NewMemory(text="saved in sqlite even if the cache is not")).id
+    assert _top(s, "saved in sqlite even if the cache is not") == mid
+    s.close()  # logs a warning, raises nothing
+    assert blocker.read_text() == "x"
+    with _open(db) as again:
+        assert again.get(mid).text == "saved in sqlite even if the cache is not"
+        assert _top(again, "saved in sqlite even if the cache is not") == mid
