@@ -130,3 +130,40 @@ def test_broken_model_files_raise_model_unavailable(tmp_path: Path) -> None:
     (tmp_path / "tokenizer.json").write_text("{broken")
     with pytest.raises(ModelUnavailable, match="cannot load tokenizer"):
         load_embedder(tmp_path)
+
+
+def test_threads_can_share_the_model(real_embedder: OnnxEmbedder) -> None:
+    import threading
+
+    expected = real_embedder.embed(SENTENCES)
+    results: dict[int, np.ndarray] = {}
+    errors: list[BaseException] = []
+
+    def work(i: int) -> None:
+        try:
+            results[i] = real_embedder.embed(SENTENCES[i % 3 :] + SENTENCES[: i % 3])
+        except BaseException as e:
+            errors.append(e)
+
+    threads = [threading.Thread(target=work, args=(i,)) for i in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == []
+    for i, got in results.items():
+        rolled = np.concatenate([expected[i % 3 :], expected[: i % 3]])
+        assert np.allclose(got, rolled, atol=1e-4)
+
+
+def test_missing_default_model_packages_raise_model_unavailable(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import storage.embeddings as emb
+
+    monkeypatch.setattr(emb, "_package_dir", lambda name: None)
+    with pytest.raises(ModelUnavailable, match="pip install"):
+        emb.default_model_files()
+    monkeypatch.setattr(emb, "_package_dir", lambda name: Path("/nonexistent") / name)
+    with pytest.raises(ModelUnavailable, match="missing"):
+        emb.default_model_files()
