@@ -235,6 +235,11 @@ def build_parser() -> argparse.ArgumentParser:
 
     ri = sub.add_parser("reindex", help="rebuild the keyword and vector indexes from the database")
     ri.add_argument("--json", action="store_true")
+
+    from server.lsp import add_arguments
+
+    sv = sub.add_parser("serve", help="run the language server (LSP over stdio by default)")
+    add_arguments(sv)
     return p
 
 
@@ -580,6 +585,19 @@ def cmd_context(store: MemoryStore, a: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def cmd_serve(a: argparse.Namespace) -> int:
+    """The language server; stdout carries the protocol, so nothing else may print there."""
+    from storage.paths import ENV_DB
+
+    if a.db is not None:
+        os.environ[ENV_DB] = str(a.db)
+    if a.model_dir is not None:
+        os.environ[ENV_MODEL_DIR] = str(a.model_dir)
+    from server.app import serve
+
+    return serve(tcp=a.tcp, log_level="debug" if a.verbose else a.log_level)
+
+
 COMMANDS: dict[str, Callable[[MemoryStore, argparse.Namespace], int]] = {
     "remember": cmd_remember,
     "search": cmd_search,
@@ -603,6 +621,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except CliError as e:
         print(f"error: {e}", file=sys.stderr)
         return EXIT_ERROR
+    if args.command == "serve":
+        return cmd_serve(args)
     logging.basicConfig(
         level=logging.INFO if args.verbose else logging.WARNING,
         stream=sys.stderr,

@@ -1,0 +1,117 @@
+"""Editor signal → debounced prediction → assembled context → injection → notification.
+
+Each signal that changes what the active file's context depends on asks for a refresh. A
+refresh waits a short debounce; a newer request for the same project cancels the pending one
+(latest wins), and work that reaches the worker after a newer request was made is skipped,
+so rapid tab switching ends with the last file's context and leaves no backlog.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import TYPE_CHECKING, Any
+
+from predictive.engine import AssembledContext
+from server.injection import WriteResult
+from server.projects import Project
+
+if TYPE_CHECKING:
+    from server.app import LivingMemoryServer
+
+log = logging.getLogger("living_memory.context")
+
+CONTEXT_UPDATED = "livingMemory/contextUpdated"
+
+
+def _camel_keys(d: dict[str, Any]) -> dict[str, Any]:
+    from server.convert import camel
+
+    return {camel(k): v for k, v in d.items()}
+
+
+def payload(
+    project: Project, uri: str, result: AssembledContext, injected: WriteResult | None
+) -> dict[str, Any]:
+    """The ``livingMemory/contextUpdated`` parameters."""
+    return {
+        "uri": uri,
+        "folder": project.uri,
+        "path": result.file.path,
+        "branch": result.branch,
+        "activity": result.activity.value,
+        "tokens": result.tokens,
+        "items": [_camel_keys(i.to_dict()) for i in result.items],
+        "injected": [str(p) for p in injected.current] if injected else [],
+        "refused": [str(p) for p in injected.refused] if injected else [],
+        "generation": result.generation,
+        "elapsedMs": round(result.elapsed_ms, 3),
+    }
+
+
+class ContextService:
+    """Keeps each project's context current and tells the client."""
+
+    def __init__(self, server: LivingMemoryServer) -> None:
+        self.server = server
+        self.pending: dict[Project, asyncio.Task[Any]] = {}
+
+    def request(self, project: Project, delay_ms: int | None = None) -> None:
+        """Refresh the context of ``project``'s active file after a debounce."""
+        delay = (project.settings.debounce_ms if delay_ms is None else delay_ms) / 1000
+        old = self.pending.pop(project, None)
+        if old is not None and not old.done():
+            old.cancel()
+        project.seq += 1
+        if self.server.registry is not None:
+            self.server.registry.active = project
+        task = self.server.spawn(
+            self._refresh(project, project.seq, delay), name=f"context {project.name}"
+        )
+        self.pending[project] = task
+
+    async def _refresh(self, project: Project, seq: int, delay: float) -> None:
+        try:
+            if delay > 0:
+                await asyncio.sleep(delay)
+            if not await self.server.project_ready(project):
+                return
+            out = await project.call(self._assemble, project, seq)
+            if out is None or seq != project.seq:
+                return  # a newer request superseded this one
+            uri, body = out
+            project.last[uri] = body
+            self.server.notify(CONTEXT_UPDATED, body)
+        finally:
+            if self.pending.get(project) is asyncio.current_task():
+                self.pending.pop(project, None)
+
+    def _assemble(self, project: Project, seq: int) -> tuple[str, dict[str, Any]] | None:
+        """On the worker: assemble for the active file and write the injection targets."""
+        if seq != project.seq or project.engine is None:
+            return None
+        request = project.state.request()
+        if request is None:
+            return None
+        result = project.engine.assemble(request)
+        injected = self._inject(project, result)
+        uri = project.uris.get(request.path) or request.path
+        return uri, payload(project, uri, result, injected)
+
+    def _inject(self, project: Project, result: AssembledContext) -> WriteResult | None:
+        if not project.injector.targets:
+            return None
+        written = project.injector.write(result.markdown)
+        for path in written.refused:
+            if path not in project.injector.warned:
+                project.injector.warned.add(path)
+                message = (
+                    f"Living Memory: {path} exists and was not written by Living Memory; it is "
+                    "left alone. Delete it or remove its target from livingMemory.injectionTargets."
+                )
+                loop = self.server.loop
+                if loop is not None:
+                    loop.call_soon_threadsafe(self.server.show_once, message)
+        if written.written:
+            log.debug("%s: wrote %s", project.name, ", ".join(map(str, written.written)))
+        return written

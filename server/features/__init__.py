@@ -1,0 +1,41 @@
+"""The server's features, one module each; every module has ``setup(server)``.
+
+The order matters only for lifecycle events: ``lifecycle`` creates the projects on
+``initialized`` before the other features' listeners run.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from server.features import (
+    branch,
+    context,
+    contradictions,
+    diagnostics,
+    documents,
+    injection,
+    lifecycle,
+    maintenance,
+    memory,
+)
+
+if TYPE_CHECKING:
+    from server.app import LivingMemoryServer
+
+MODULES = (
+    lifecycle,
+    documents,
+    branch,
+    diagnostics,
+    context,
+    memory,
+    contradictions,
+    maintenance,
+    injection,
+)
+
+
+def setup_all(server: LivingMemoryServer) -> None:
+    for module in MODULES:
+        module.setup(server)

@@ -1,0 +1,140 @@
+"""Long jobs with ``$/progress`` and cancellation: ``livingMemory.reindex`` (embed what lacks a
+vector, rebuild the keyword and vector indexes), and ``livingMemory.ingest`` /
+``livingMemory.consolidate``.
+
+Ingestion and consolidation are built by other issues. Until their modules exist, these
+commands still open and close a progress report and then answer a clear "not available yet"
+error (``RequestFailed``) — never a fake success. The contract they will be called through:
+``predictive.ingest.run(store, *, root, options, progress)`` and
+``predictive.consolidate.run(store, *, root, options, progress)``, where ``progress(done,
+total, message=None)`` raises when the client cancelled, and the result is a JSON-ready dict.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+from collections.abc import Callable
+from dataclasses import asdict, dataclass
+from typing import TYPE_CHECKING, Any, Literal
+
+from server.commands import NotAvailable, command
+from server.convert import Invalid
+
+if TYPE_CHECKING:
+    from server.app import LivingMemoryServer
+    from server.jobs import Job
+
+Source = Literal["git", "adr", "rules", "chats", "all"]
+
+
+@dataclass(frozen=True)
+class IngestArgs:
+    sources: tuple[Source, ...] = ("all",)
+    since: str | None = None  # ISO date/time or epoch seconds
+    dry_run: bool = False
+    folder: str | None = None
+
+
+@dataclass(frozen=True)
+class ConsolidateArgs:
+    dry_run: bool = False
+    folder: str | None = None
+
+
+@dataclass(frozen=True)
+class ReindexArgs:
+    batch_size: int | None = None  # default: the livingMemory.embedBatchSize setting
+    folder: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.batch_size is not None and not 1 <= self.batch_size <= 4096:
+            raise Invalid("argument 'batchSize' must be between 1 and 4096")
+
+
+def implementation(module: str) -> Callable[..., Any] | None:
+    """``<module>.run`` when that module exists (built by a later issue), else None."""
+    try:
+        if importlib.util.find_spec(module) is None:
+            return None
+        fn = getattr(importlib.import_module(module), "run", None)
+    except ImportError:
+        return None
+    return fn if callable(fn) else None
+
+
+def setup(server: LivingMemoryServer) -> None:
+    from server.app import COMMAND_PARAMS
+
+    def request_context() -> tuple[Any, Any]:
+        params = COMMAND_PARAMS.get()
+        token = params.work_done_token if params is not None else None
+        return server.protocol.msg_id, token
+
+    async def optional_job(name: str, title: str, module: str, issue: str, args: Any) -> Any:
+        project = await server.project_for(folder=args.folder)
+        await project.call(lambda: None)  # the store is open
+        request_id, token = request_context()
+        fn = await server.run_blocking(implementation, module)
+        options = {k: v for k, v in asdict(args).items() if k != "folder"}
+
+        def work(job: Job) -> Any:
+            job.progress(0, 1, "starting")
+            if fn is None:
+                raise NotAvailable(f"{name} is not available yet: {issue}. Nothing was changed.")
+            return fn(project.store, root=project.root, options=options, progress=job.progress)
+
+        return await server.jobs.run(
+            title, work, project.job_worker, request_id=request_id, token=token
+        )
+
+    @command(server, "ingest", IngestArgs)
+    async def ingest(a: IngestArgs) -> Any:
+        return await optional_job(
+            "livingMemory.ingest",
+            "Living Memory: ingest",
+            "predictive.ingest",
+            "ingestion of git history, decision records, rule files and chats comes with issue 6",
+            a,
+        )
+
+    @command(server, "consolidate", ConsolidateArgs)
+    async def consolidate(a: ConsolidateArgs) -> Any:
+        return await optional_job(
+            "livingMemory.consolidate",
+            "Living Memory: consolidate",
+            "predictive.consolidate",
+            "consolidation (de-duplication, compression, decay, contradiction checks) is not "
+            "built yet",
+            a,
+        )
+
+    @command(server, "reindex", ReindexArgs)
+    async def reindex(a: ReindexArgs) -> Any:
+        project = await server.project_for(folder=a.folder)
+        await project.call(lambda: None)
+        request_id, token = request_context()
+        batch = a.batch_size or project.settings.embed_batch_size
+        store = project.store
+        assert store is not None
+
+        def work(job: Job) -> dict[str, Any]:
+            pending = store.pending_embeddings()
+            embedded = store.embed_pending(batch=batch, progress=job.progress)
+            job.check()
+            job.progress(pending, max(pending, 1), "rebuilding indexes")
+            result = store.reindex()
+            return {
+                "embedded": embedded,
+                "keywordRows": result["fts_rows"],
+                "vectors": result["vectors"],
+            }
+
+        return await server.jobs.run(
+            "Living Memory: reindex",
+            work,
+            project.job_worker,
+            request_id=request_id,
+            token=token,
+            done_message=lambda r: f"{r['embedded']} embedded, {r['vectors']} vectors",
+        )

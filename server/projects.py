@@ -1,0 +1,444 @@
+"""Workspace folders as projects: one store, engine, editor state, fix tracker and injector
+per folder, with a single worker thread that does all of a project's store work.
+
+Imported in the background after ``initialize`` (it pulls in storage, numpy, the tokenizer).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import threading
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+from urllib.parse import unquote
+
+from lsprotocol import types
+from pygls.uris import to_fs_path
+
+from predictive.budget import DEFAULT_PROFILES, BudgetConfig
+from predictive.engine import ContextEngine, ContextRequest
+from predictive.fixes import FixTracker
+from predictive.signals import Activity, BranchChanged
+from predictive.state import EditorState
+from server.injection import Injector, is_generated, is_injected_path
+from server.settings import Settings
+from storage import MemoryStore, StoreError
+from storage.embeddings import Embedder
+from storage.paths import current_branch, default_db_path, git_root, project_key
+
+if TYPE_CHECKING:
+    from server.app import LivingMemoryServer
+
+log = logging.getLogger("living_memory.projects")
+
+ENV_EMBEDDER = "LIVING_MEMORY_EMBEDDER"
+ENV_MODEL_DIR = "LIVING_MEMORY_MODEL_DIR"
+WARMUP_PATH = ".living-memory/warm-up"
+
+
+class Unavailable(Exception):
+    """The project's store could not be opened (the message says why)."""
+
+
+class Embedders:
+    """One embedder per model directory, loaded on first use and shared by every store.
+
+    ``LIVING_MEMORY_EMBEDDER=hashing`` swaps in the fast model-free embedder (tests, dry
+    runs), as for the command line. A model that fails to load is not retried on every call.
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._loaded: dict[str, Embedder] = {}
+        self._failed: dict[str, Exception] = {}
+
+    def factory(self, model_dir: str | None) -> Callable[[], Embedder]:
+        key = model_dir or os.environ.get(ENV_MODEL_DIR) or ""
+
+        def make() -> Embedder:
+            with self._lock:
+                if key in self._failed:
+                    raise self._failed[key]
+                if key not in self._loaded:
+                    try:
+                        self._loaded[key] = self._load(key or None)
+                    except Exception as e:
+                        self._failed[key] = e
+                        raise
+                return self._loaded[key]
+
+        return make
+
+    @staticmethod
+    def _load(model_dir: str | None) -> Embedder:
+        if os.environ.get(ENV_EMBEDDER, "").lower() == "hashing":
+            from storage.embeddings import HashingEmbedder
+
+            return HashingEmbedder()
+        from storage.embeddings import load_embedder
+
+        return load_embedder(model_dir)
+
+
+def budget_config(s: Settings) -> BudgetConfig:
+    profiles = dict(DEFAULT_PROFILES)
+    for name, split in s.activity_profiles.items():
+        profiles[Activity(name)] = split.as_tuple()
+    return BudgetConfig(total=s.budget, shares=s.tier_split.as_tuple(), profiles=profiles)
+
+
+def db_path_for(folder: Path, root: Path, s: Settings) -> Path:
+    """``dataDirectory``/projects/<key>/memory.db, else the CLI's default for the folder."""
+    if s.data_directory:
+        base = Path(s.data_directory).expanduser()
+        if not base.is_absolute():
+            base = folder / base
+        return base / "projects" / project_key(root) / "memory.db"
+    return default_db_path(folder)
+
+
+class SharedStores:
+    """Folders of one repository share one database: open it once, close it last."""
+
+    def __init__(self, embedders: Embedders) -> None:
+        self.embedders = embedders
+        self._lock = threading.Lock()
+        self._open: dict[tuple[Path, str], list[Any]] = {}  # key → [store, users]
+
+    def acquire(self, db: Path, model_dir: str | None) -> MemoryStore:
+        key = (db.resolve() if db.exists() else db, model_dir or "")
+        with self._lock:
+            entry = self._open.get(key)
+            if entry is None:
+                db.parent.mkdir(parents=True, exist_ok=True)
+                store = MemoryStore(db, embedder_factory=self.embedders.factory(model_dir))
+                entry = self._open[key] = [store, 0]
+            entry[1] += 1
+            return entry[0]
+
+    def release(self, store: MemoryStore) -> None:
+        with self._lock:
+            for key, entry in list(self._open.items()):
+                if entry[0] is store:
+                    entry[1] -= 1
+                    if entry[1] <= 0:
+                        del self._open[key]
+                        store.close()
+                    return
+
+
+class Project:
+    """One workspace folder."""
+
+    def __init__(
+        self,
+        server: LivingMemoryServer,
+        uri: str,
+        folder: Path,
+        settings: Settings,
+        stores: SharedStores,
+    ) -> None:
+        self.server = server
+        self.uri = uri
+        self.folder = folder
+        self.git_root = git_root(folder)
+        self.root = self.git_root or folder.resolve()
+        self.settings = settings
+        self.stores = stores
+        self.name = folder.name or str(folder)
+        self.state = EditorState(root=str(self.root))
+        self.fixes = FixTracker()
+        self.injector = self._injector(settings)
+        self.worker = ThreadPoolExecutor(1, thread_name_prefix=f"lm-store-{self.name}")
+        self.job_worker = ThreadPoolExecutor(1, thread_name_prefix=f"lm-jobs-{self.name}")
+        self.store: MemoryStore | None = None
+        self.engine: ContextEngine | None = None
+        self.error: str | None = None
+        self.db_path: Path | None = None
+        self.branch: str | None = None
+        self.branch_from_client = False  # set once the client reports the branch itself
+        self.seq = 0  # bumped by every context request; older work is stale
+        self.uris: dict[str, str] = {}  # relative path → the client's URI for it
+        self.last: dict[str, dict[str, Any]] = {}  # uri → last contextUpdated payload
+        self._ready = asyncio.Event()
+        self.closed = False
+
+    def _injector(self, s: Settings) -> Injector:
+        return Injector(
+            self.folder,
+            s.injection_targets,
+            git_root=self.git_root,
+            git_exclude=s.git_exclude_injected,
+        )
+
+    # ---- lifecycle -------------------------------------------------------------------------
+
+    async def open(self) -> None:
+        """Open the store and engine in the worker; then warm the model and vector index."""
+        loop = asyncio.get_running_loop()
+        try:
+            await loop.run_in_executor(self.worker, self._open_sync)
+        except Exception as e:
+            self.error = f"{type(e).__name__}: {e}" if not isinstance(e, StoreError) else str(e)
+            log.error("%s: cannot open the memory store: %s", self.name, self.error, exc_info=e)
+            self.server.show_once(
+                f"Living Memory: the memory of {self.name} cannot be opened ({self.error}); "
+                "its context and commands are off until this is fixed.",
+                types.MessageType.Error,
+            )
+        finally:
+            if self.store is not None:
+                self.state.apply(BranchChanged(self.branch))
+            self._ready.set()
+        if self.store is not None:
+            await loop.run_in_executor(self.worker, self._warm)
+            self.server.spawn(self.embed_pending(), name=f"embed {self.name}")
+
+    def _open_sync(self) -> None:
+        self.db_path = db_path_for(self.folder, self.root, self.settings)
+        self.store = self.stores.acquire(self.db_path, self.settings.model_directory)
+        self.engine = ContextEngine(self.store, budget=budget_config(self.settings), root=self.root)
+        self.branch = current_branch(self.root)
+        log.info("%s: memory at %s (branch %s)", self.name, self.db_path, self.branch)
+
+    def _warm(self) -> None:
+        """Load the embedding model and the vector index before the first request needs them."""
+        assert self.store is not None
+        try:
+            emb = self.store.embedder
+            self.store.vectors()
+            log.info("%s: embedding model %s ready", self.name, emb.model_id if emb else None)
+            if self.engine is not None:  # tokenizer, pools, topic index: the first file is fast
+                self.engine.assemble(
+                    ContextRequest(path=WARMUP_PATH, text="", root=str(self.root)), record=False
+                )
+        except Exception as e:
+            log.warning("%s: semantic search is off: %s", self.name, e, exc_info=True)
+            call = self.server.loop
+            if call is not None:
+                call.call_soon_threadsafe(
+                    self.server.show_once,
+                    f"Living Memory: the embedding model could not be loaded ({e}); "
+                    "search falls back to keywords.",
+                )
+
+    async def embed_pending(self) -> None:
+        """Embed memories without a vector from the current model, as a cancellable job."""
+        from server.jobs import JobCancelled
+
+        if self.store is None:
+            return
+        pending = await self.call(self.store.pending_embeddings)
+        if not pending:
+            return
+        batch = self.settings.embed_batch_size
+        store = self.store
+
+        def work(job: Any) -> int:
+            return store.embed_pending(batch=batch, progress=job.progress)
+
+        try:
+            n = await self.server.jobs.run(
+                f"Living Memory: embedding {pending} memories ({self.name})",
+                work,
+                self.job_worker,
+                done_message=lambda n: f"embedded {n}",
+            )
+            log.info("%s: embedded %d memories", self.name, n)
+        except JobCancelled as e:
+            log.info("%s", e)
+        except StoreError as e:
+            log.warning("%s: embedding failed: %s", self.name, e)
+
+    async def wait_ready(self) -> None:
+        await self._ready.wait()
+
+    async def call(self, fn: Callable[..., Any], *args: Any) -> Any:
+        """``fn(*args)`` on the project's worker thread, once the store is open."""
+        await self._ready.wait()
+        if self.store is None:
+            raise Unavailable(f"the memory of {self.name} is unavailable: {self.error}")
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(self.worker, fn, *args)
+
+    async def reconfigure(self, s: Settings) -> bool:
+        """Apply new settings; returns True when the store had to be reopened."""
+        old = self.settings
+        self.settings = s
+        if set(old.injection_targets) - set(s.injection_targets):
+            dropped = sorted(set(old.injection_targets) - set(s.injection_targets))
+            await asyncio.get_running_loop().run_in_executor(
+                self.worker, self.injector.remove, dropped
+            )
+        self.injector = self._injector(s)
+        reopen = (
+            db_path_for(self.folder, self.root, s) != self.db_path
+            or s.model_directory != old.model_directory
+        )
+        if reopen:
+            await self._close_store()
+            self._ready = asyncio.Event()
+            self.store, self.engine, self.error = None, None, None
+            await self.open()
+            return True
+        if self.store is not None and (
+            s.budget != old.budget
+            or s.tier_split != old.tier_split
+            or s.activity_profiles != old.activity_profiles
+        ):
+            self.engine = ContextEngine(self.store, budget=budget_config(s), root=self.root)
+        return False
+
+    async def _close_store(self) -> None:
+        store = self.store
+        if store is None:
+            return
+        loop = asyncio.get_running_loop()
+        try:
+            await loop.run_in_executor(self.worker, self.stores.release, store)
+        except Exception:
+            log.warning("%s: closing the store failed", self.name, exc_info=True)
+
+    async def close(self) -> None:
+        if self.closed:
+            return
+        self.closed = True
+        await self._close_store()
+        self.worker.shutdown(wait=False, cancel_futures=True)
+        self.job_worker.shutdown(wait=False, cancel_futures=True)
+
+    # ---- paths -----------------------------------------------------------------------------
+
+    def relative(self, path: Path) -> str:
+        try:
+            return path.resolve().relative_to(self.root.resolve()).as_posix()
+        except (ValueError, OSError):
+            return path.as_posix()
+
+    def contains(self, path: Path) -> bool:
+        try:
+            path.resolve().relative_to(self.folder.resolve())
+            return True
+        except (ValueError, OSError):
+            return False
+
+
+class Registry:
+    """The projects of the open workspace folders; maps documents to them."""
+
+    def __init__(self, server: LivingMemoryServer) -> None:
+        self.server = server
+        self.embedders = Embedders()
+        self.stores = SharedStores(self.embedders)
+        self.projects: dict[str, Project] = {}  # folder path → project
+        self.implicit_allowed = True  # no folders: a file's git root becomes its project
+        self.active: Project | None = None
+
+    def settings_for(self, project_uri: str | None) -> Settings:
+        per = getattr(self.server, "folder_settings", {})
+        return per.get(project_uri, self.server.settings) if project_uri else self.server.settings
+
+    def add_folder(self, uri: str) -> Project | None:
+        path = to_fs_path(uri) if uri.startswith("file:") else None
+        if path is None:
+            log.info("ignoring workspace folder %s (not a file: URI)", uri)
+            return None
+        folder = Path(path)
+        key = str(folder.resolve())
+        if key in self.projects:
+            return self.projects[key]
+        self.implicit_allowed = False
+        project = Project(self.server, uri, folder, self.settings_for(uri), self.stores)
+        self.projects[key] = project
+        self.server.spawn(project.open(), name=f"open {project.name}")
+        return project
+
+    async def remove_folder(self, uri: str) -> None:
+        path = to_fs_path(uri) if uri.startswith("file:") else None
+        if path is None:
+            return
+        project = self.projects.pop(str(Path(path).resolve()), None)
+        if project is not None:
+            if self.active is project:
+                self.active = None
+            await project.close()
+
+    def locate(self, uri: Any) -> tuple[Project, Path, str] | None:
+        """The project, absolute path and relative path of a document URI — or None for
+        non-file URIs, files outside every folder, and the tool's own injected files."""
+        if not isinstance(uri, str) or not uri.startswith("file:"):
+            return None
+        fs = to_fs_path(uri)
+        if not fs:
+            return None
+        path = Path(fs)
+        best: Project | None = None
+        for p in self.projects.values():
+            if p.contains(path) and (best is None or len(str(p.folder)) > len(str(best.folder))):
+                best = p
+        if best is None and self.implicit_allowed:
+            best = self._implicit(path)
+        if best is None or is_injected_path(best.folder, path):
+            return None
+        rel = best.relative(path)
+        best.uris[rel] = uri
+        return best, path, rel
+
+    def _implicit(self, path: Path) -> Project | None:
+        """A client without workspace folders: the file's repository is the project."""
+        start = path.parent
+        root = git_root(start) if start.exists() else None
+        if root is None:
+            return None
+        from pygls.uris import from_fs_path
+
+        uri = from_fs_path(str(root)) or ""
+        key = str(root.resolve())
+        if key not in self.projects:
+            project = Project(self.server, uri, root, self.server.settings, self.stores)
+            self.projects[key] = project
+            self.server.spawn(project.open(), name=f"open {project.name}")
+        return self.projects[key]
+
+    def by_folder(self, folder: str | None) -> Project | None:
+        """A project by folder URI or path (None: the active one, else the first)."""
+        if folder:
+            path = to_fs_path(folder) if folder.startswith("file:") else folder
+            if path:
+                key = str(Path(path).resolve())
+                if key in self.projects:
+                    return self.projects[key]
+                for p in self.projects.values():
+                    if p.contains(Path(path)):
+                        return p
+            return None
+        if self.active is not None and not self.active.closed:
+            return self.active
+        return next(iter(self.projects.values()), None)
+
+    async def close(self) -> None:
+        for p in list(self.projects.values()):
+            await p.close()
+
+
+def open_text(server: LivingMemoryServer, uri: str) -> str | None:
+    """The editor's copy of a document when it is open (call on the event loop)."""
+    doc = server.workspace.text_documents.get(unquote(uri))
+    return doc.source if doc is not None else None
+
+
+def disk_text(path: Path) -> str | None:
+    """A file's text from disk, unless it is huge, binary or one of the tool's own files."""
+    try:
+        if path.stat().st_size > 1_000_000:
+            return None
+        data = path.read_bytes()
+    except OSError:
+        return None
+    if b"\x00" in data[:8192] or is_generated(data):
+        return None
+    return data.decode("utf-8", errors="replace")
