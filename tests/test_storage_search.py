@@ -75,7 +75,7 @@ def _ids(hits: list[SearchHit]) -> list[int]:
 
 
 def test_keyword_finds_by_word(store: MemoryStore, docs: dict[str, int]) -> None:
-    hits = search(store, "postgres pool", mode="keyword")
+    hits = search(store, "postgres pool", mode="keyword", fusion="rrf")
     assert _ids(hits)[0] == docs["pool"]
     h = hits[0]
     assert h.keyword_rank == 1 and h.bm25 is not None and h.bm25 > 0
@@ -83,6 +83,10 @@ def test_keyword_finds_by_word(store: MemoryStore, docs: dict[str, int]) -> None
     assert set(h.components) == {"rrf_keyword"}
     assert h.score == pytest.approx(1.0)
     assert h.to_dict()["id"] == docs["pool"]
+    weighted = search(store, "postgres pool", mode="keyword", fusion="weighted")
+    assert set(weighted[0].components) == {"keyword"}
+    assert weighted[0].score == pytest.approx(1.0)  # the best bm25 scales to 1
+    assert _ids(search(store, "postgres pool", mode="keyword"))[0] == docs["pool"]  # default
 
 
 def test_keyword_stems_words(store: MemoryStore, docs: dict[str, int]) -> None:
@@ -128,7 +132,7 @@ def test_query_of_only_stopwords_or_punctuation(store: MemoryStore, docs: dict[s
 
 
 def test_vector_mode(store: MemoryStore, docs: dict[str, int]) -> None:
-    hits = search(store, "docker images registry deploy script", mode="vector")
+    hits = search(store, "docker images registry deploy script", mode="vector", fusion="rrf")
     assert _ids(hits)[0] == docs["deploy"]
     h = hits[0]
     assert h.vector_rank == 1 and 0 < h.similarity <= 1.0001
@@ -136,10 +140,15 @@ def test_vector_mode(store: MemoryStore, docs: dict[str, int]) -> None:
     assert set(h.components) == {"rrf_vector"}
     sims = [x.similarity for x in hits]
     assert sims == sorted(sims, reverse=True)
+    weighted = search(
+        store, "docker images registry deploy script", mode="vector", fusion="weighted"
+    )
+    assert set(weighted[0].components) == {"vector"}
+    assert weighted[0].score == pytest.approx(weighted[0].similarity)
 
 
 def test_hybrid_fuses_both_lists(store: MemoryStore, docs: dict[str, int]) -> None:
-    hits = search(store, "docker registry deploy", mode="hybrid", k=3)
+    hits = search(store, "docker registry deploy", mode="hybrid", k=3, fusion="rrf")
     top = hits[0]
     assert top.memory.id == docs["deploy"]
     assert top.keyword_rank == 1 and top.vector_rank == 1
@@ -149,8 +158,13 @@ def test_hybrid_fuses_both_lists(store: MemoryStore, docs: dict[str, int]) -> No
     assert [h.score for h in hits] == sorted((h.score for h in hits), reverse=True)
     assert len(hits) <= 3
     weighted = search(store, "docker registry deploy", fusion="weighted", alpha=0.3)
-    assert weighted[0].memory.id == docs["deploy"]
-    assert set(weighted[0].components) == {"keyword", "vector"}
+    top = weighted[0]
+    assert top.memory.id == docs["deploy"]
+    assert set(top.components) == {"keyword", "vector"}
+    # (1 - alpha) × bm25 scaled by the best + alpha × cosine similarity
+    assert top.score == pytest.approx(0.7 * top.components["keyword"] + 0.3 * top.similarity)
+    assert all(0.0 <= h.score <= 1.0 for h in weighted)
+    assert search(store, "docker registry deploy")[0].memory.id == docs["deploy"]  # default
 
 
 def test_a_given_query_vector_is_used(store: MemoryStore, docs: dict[str, int]) -> None:
