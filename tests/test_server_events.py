@@ -120,8 +120,9 @@ async def test_did_change_uses_the_edited_text(client: LanguageClient):
         {"text": "Payments go through the ledger module only.", "anchors": ["module:ledger"]},
     )
     path = ws(client).alpha / "src" / "billing.py"
+    opened = mark(client)
     u = open_doc(client, path)
-    ctx = await next_context(client, 0, u)
+    ctx = await next_context(client, opened, u)
     assert not any(i["kind"] == "fact" and i["tier"] != "index" for i in ctx["items"])
     since = mark(client)
     change_doc(client, u, "import ledger\n\nx = ledger.total()\n", 2)
@@ -131,8 +132,9 @@ async def test_did_change_uses_the_edited_text(client: LanguageClient):
 
 async def test_did_save_refreshes_the_context(client: LanguageClient):
     path = ws(client).alpha / "src" / "tab1.py"
+    opened = mark(client)
     u = open_doc(client, path)
-    await next_context(client, 0, u)
+    await next_context(client, opened, u)
     since = mark(client)
     client.text_document_did_save(
         types.DidSaveTextDocumentParams(
@@ -145,8 +147,9 @@ async def test_did_save_refreshes_the_context(client: LanguageClient):
 
 async def test_did_close_drops_the_editor_copy(client: LanguageClient):
     path = ws(client).alpha / "src" / "tab2.py"
+    opened = mark(client)
     u = open_doc(client, path, text="import ledger\n")
-    ctx = await next_context(client, 0, u)
+    ctx = await next_context(client, opened, u)
     assert any(i["kind"] == "fact" and i["tier"] != "index" for i in ctx["items"])
     client.text_document_did_close(
         types.DidCloseTextDocumentParams(text_document=types.TextDocumentIdentifier(uri=u))
@@ -160,8 +163,9 @@ async def test_did_close_drops_the_editor_copy(client: LanguageClient):
 
 async def test_active_editor_changed_switches_the_context(client: LanguageClient):
     a = open_doc(client, ws(client).alpha / "src" / "tab4.py")
+    opened = mark(client)
     b = open_doc(client, ws(client).alpha / "src" / "tab5.py")
-    await next_context(client, 0, b)
+    await next_context(client, opened, b)
     since = mark(client)
     switch_to(client, a)
     ctx = await next_context(client, since)
@@ -169,8 +173,9 @@ async def test_active_editor_changed_switches_the_context(client: LanguageClient
 
 
 async def test_branch_changed_notification_switches_branch(client: LanguageClient):
+    opened = mark(client)
     u = open_doc(client, ws(client).alpha / "src" / "tab6.py")
-    await next_context(client, 0, u)
+    await next_context(client, opened, u)
     since = mark(client)
     client.protocol.notify(
         "livingMemory/branchChanged",
@@ -183,8 +188,9 @@ async def test_branch_changed_notification_switches_branch(client: LanguageClien
 
 async def test_git_head_is_polled_when_no_notification_comes(client: LanguageClient):
     beta = ws(client).beta  # alpha's branch comes from the client now (see above)
+    opened = mark(client)
     u = open_doc(client, beta / "lib" / "util.py", text="def helper():\n    return 2\n")
-    await next_context(client, 0, u)
+    await next_context(client, opened, u)
     since = mark(client)
     make_repo(beta, branch="fix/login-crash")
     ctx = await next_context(client, since, u, lambda c: c["branch"] == "fix/login-crash")
@@ -193,8 +199,9 @@ async def test_git_head_is_polled_when_no_notification_comes(client: LanguageCli
 
 async def test_diagnostics_changed_brings_errors_into_the_context(client: LanguageClient):
     path = ws(client).alpha / "src" / "tab8.py"
+    opened = mark(client)
     u = open_doc(client, path)
-    await next_context(client, 0, u)
+    await next_context(client, opened, u)
     signature = error_signature("KeyError: 'SECRET_KEY_NAME'", None, "pyright")
     await run(
         client,
@@ -235,8 +242,9 @@ async def test_files_outside_the_workspace_folders_are_ignored(client: LanguageC
 
 
 async def test_injected_files_are_never_input(client: LanguageClient):
+    opened = mark(client)
     u = open_doc(client, ws(client).alpha / "src" / "tab9.py")
-    await next_context(client, 0, u)
+    await next_context(client, opened, u)
     since = mark(client)
     for rel in (".living-memory/context.md", ".cursor/rules/living-memory.mdc"):
         path = ws(client).alpha / rel
@@ -248,8 +256,9 @@ async def test_injected_files_are_never_input(client: LanguageClient):
 
 
 async def test_each_folder_has_its_own_store(client: LanguageClient):
+    opened = mark(client)
     u = open_doc(client, ws(client).beta / "lib" / "util.py")
-    ctx = await next_context(client, 0, u)
+    ctx = await next_context(client, opened, u)
     assert ctx["folder"] == uri(ws(client).beta)
     assert ctx["path"] == "lib/util.py"
     alpha = await run(client, "stats", {"folder": uri(ws(client).alpha)})
@@ -301,5 +310,6 @@ async def test_malformed_notifications_do_not_take_the_server_down(client: Langu
     await asyncio.sleep(0.3)
     stats = await run(client, "stats")
     assert stats["memories"] >= 1
+    opened = mark(client)
     u = open_doc(client, ws(client).alpha / "src" / "tab0.py")
-    await next_context(client, 0, u)
+    await next_context(client, opened, u)

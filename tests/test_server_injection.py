@@ -1,0 +1,115 @@
+"""Context injection end to end: the files AI tools read appear, update, stay untouched when
+nothing changed, and a user's own file at one of those paths is never overwritten."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+import pytest_lsp
+from lsprotocol import types
+from pytest_lsp import LanguageClient
+from server_support import (
+    config,
+    initialize,
+    make_repo,
+    mark,
+    next_context,
+    open_doc,
+    switch_to,
+    wait_for,
+)
+
+from server.injection import GENERATED_MARKER
+
+pytestmark = pytest.mark.asyncio(loop_scope="module")
+
+CURSOR = ".cursor/rules/living-memory.mdc"
+COPILOT = ".github/instructions/living-memory.instructions.md"
+AGENTS = ".living-memory/context.md"
+USER_TEXT = "---\napplyTo: '**'\n---\nMy own Copilot instructions. Hands off.\n"
+
+
+@pytest_lsp.fixture(scope="module", config=config())
+async def client(lsp_client: LanguageClient, tmp_path_factory: pytest.TempPathFactory):
+    base = tmp_path_factory.mktemp("inject")
+    repo = make_repo(base / "repo", files={"src/a.py": "A = 1\n", "src/b.py": "B = 2\n"})
+    mine = make_repo(base / "mine", files={"app.py": "print(1)\n", COPILOT: USER_TEXT})
+    lsp_client.repo, lsp_client.mine = repo, mine  # type: ignore[attr-defined]
+    await initialize(
+        lsp_client, [repo, mine], {"dataDirectory": str(base / "data"), "debounceMs": 20}
+    )
+    yield
+    await lsp_client.shutdown_session()
+
+
+def repo(client: LanguageClient) -> Path:
+    return client.repo  # type: ignore[attr-defined]
+
+
+async def test_injection_files_appear_where_ai_tools_read(client: LanguageClient):
+    opened = mark(client)
+    u = open_doc(client, repo(client) / "src" / "a.py")
+    ctx = await next_context(client, opened, u)
+    assert sorted(ctx["injected"]) == sorted(
+        str(repo(client) / p) for p in (CURSOR, COPILOT, AGENTS)
+    )
+    cursor = (repo(client) / CURSOR).read_text()
+    assert cursor.startswith("---\n") and "\nalwaysApply: true\n---\n" in cursor
+    copilot = (repo(client) / COPILOT).read_text()
+    assert copilot.startswith('---\napplyTo: "**"\n---\n')
+    for rel in (CURSOR, COPILOT, AGENTS):
+        text = (repo(client) / rel).read_text()
+        assert GENERATED_MARKER in text and "# Project memory for `src/a.py`" in text
+
+
+async def test_injection_files_follow_the_active_file(client: LanguageClient):
+    since = mark(client)
+    b = open_doc(client, repo(client) / "src" / "b.py")
+    await next_context(client, since, b)
+    for rel in (CURSOR, COPILOT, AGENTS):
+        assert "# Project memory for `src/b.py`" in (repo(client) / rel).read_text()
+
+
+async def test_an_unchanged_context_leaves_the_files_untouched(client: LanguageClient):
+    opened = mark(client)
+    u = open_doc(client, repo(client) / "src" / "a.py")
+    await next_context(client, opened, u)
+    past = 1_000_000_000
+    for rel in (CURSOR, COPILOT, AGENTS):
+        os.utime(repo(client) / rel, (past, past))
+    since = mark(client)
+    client.text_document_did_save(  # same text: the same context is assembled again
+        types.DidSaveTextDocumentParams(
+            text_document=types.TextDocumentIdentifier(uri=u), text="A = 1\n"
+        )
+    )
+    ctx = await next_context(client, since, u)
+    assert len(ctx["injected"]) == 3
+    for rel in (CURSOR, COPILOT, AGENTS):
+        assert (repo(client) / rel).stat().st_mtime == past
+
+
+async def test_a_users_file_at_a_target_path_is_never_overwritten(client: LanguageClient):
+    mine = client.mine  # type: ignore[attr-defined]
+    opened = mark(client)
+    u = open_doc(client, mine / "app.py")
+    ctx = await next_context(client, opened, u)
+    assert str(mine / COPILOT) in ctx["refused"]
+    assert str(mine / COPILOT) not in ctx["injected"]
+    assert (mine / COPILOT).read_text() == USER_TEXT
+    assert (mine / CURSOR).exists() and (mine / AGENTS).exists()
+    await wait_for(lambda: any(COPILOT in m.message for m in client.messages), what="a warning")
+    since = mark(client)
+    switch_to(client, open_doc(client, mine / "other.py", text="x = 2\n"))
+    await next_context(client, since)
+    assert sum(COPILOT in m.message for m in client.messages) == 1  # said once
+    assert (mine / COPILOT).read_text() == USER_TEXT
+
+
+async def test_generated_files_stay_out_of_version_control(client: LanguageClient):
+    await next_context(client, 0, None, lambda c: c["injected"])
+    assert (repo(client) / ".living-memory" / ".gitignore").read_text().strip().endswith("*")
+    exclude = (repo(client) / ".git" / "info" / "exclude").read_text().splitlines()
+    assert f"/{CURSOR}" in exclude and f"/{COPILOT}" in exclude
