@@ -7,7 +7,7 @@ import asyncio
 import os
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
@@ -89,6 +89,23 @@ async def wait_for(
         if time.monotonic() > deadline:
             raise AssertionError(f"timed out waiting for {what}")
         await asyncio.sleep(0.02)
+
+
+async def eventually(
+    get: Callable[[], Awaitable[Any]],
+    ok: Callable[[Any], Any],
+    timeout: float = 15.0,
+    what: str = "condition",
+) -> Any:
+    """Await ``get()`` until ``ok(value)``; return that value."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = await get()
+        if ok(value):
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting for {what} (last: {value!r})")
+        await asyncio.sleep(0.05)
 
 
 async def next_context(

@@ -34,14 +34,19 @@ class DiagnosticsParams:
 def setup(server: LivingMemoryServer) -> None:
     from predictive.signals import Diagnostic, DiagnosticsChanged
 
-    @server.on(DIAGNOSTICS_CHANGED)
-    def diagnostics_changed(params: Any) -> None:
-        assert server.registry is not None
+    @server.on(DIAGNOSTICS_CHANGED, wait=False)
+    async def diagnostics_changed(params: Any) -> None:
         try:
             p = structure(params, DiagnosticsParams)
         except ConversionError as e:
             log.warning("%s: ignored malformed parameters: %s", DIAGNOSTICS_CHANGED, e)
             return
+        from server.projects import open_text
+
+        # the text these diagnostics describe is the text now, not after later edits
+        text = open_text(server, p.uri) if p.uri.startswith("file:") else None
+        await server.started.wait()
+        assert server.registry is not None
         found = server.registry.locate(p.uri)
         if found is None:
             return
@@ -61,9 +66,6 @@ def setup(server: LivingMemoryServer) -> None:
         if request is not None and server.context is not None:
             server.context.request(project)
         if project.settings.capture_fixes:
-            from server.projects import open_text
-
-            text = open_text(server, p.uri)
             server.spawn(capture(server, project, path, rel, diags, text), name=f"fixes {rel}")
 
     @server.on(types.TEXT_DOCUMENT_DID_CLOSE)

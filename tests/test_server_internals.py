@@ -1,0 +1,203 @@
+"""The server's plumbing in-process: event fan-out isolates failing features, commands map
+failures to LSP errors, typed conversion, forgiving settings, owned-file injection."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+from pygls.exceptions import JsonRpcInternalError, JsonRpcInvalidParams
+
+from server import settings as settings_mod
+from server.app import LivingMemoryServer, create_server
+from server.commands import command, parse_arguments
+from server.convert import ConversionError, structure, unstructure
+from server.injection import (
+    GENERATED_MARKER,
+    TARGETS,
+    Injector,
+    enable_claude_import,
+    is_generated,
+)
+
+# ---- event fan-out ---------------------------------------------------------------------------
+
+
+def test_a_failing_feature_is_logged_and_the_others_still_run(caplog: pytest.LogCaptureFixture):
+    server = LivingMemoryServer()
+    ran: list[str] = []
+
+    @server.on("livingMemory/test", wait=False)
+    def broken(params: object) -> None:
+        raise RuntimeError("feature bug")
+
+    @server.on("livingMemory/test", wait=False)
+    async def fine(params: object) -> None:
+        ran.append("fine")
+
+    with caplog.at_level(logging.ERROR, logger="living_memory.server"):
+        asyncio.run(server.fan_out("livingMemory/test", {}))
+    assert ran == ["fine"]
+    (record,) = [r for r in caplog.records if "feature" in r.getMessage()]
+    assert "broken" in record.getMessage() and record.exc_info is not None
+
+
+def test_events_wait_until_the_projects_exist():
+    server = LivingMemoryServer()
+    seen: list[str] = []
+
+    @server.on("livingMemory/test")
+    def listener(params: object) -> None:
+        seen.append("ran")
+
+    async def scenario() -> None:
+        task = asyncio.ensure_future(server.fan_out("livingMemory/test", {}))
+        await asyncio.sleep(0.05)
+        assert seen == []
+        server.started.set()
+        await task
+
+    asyncio.run(scenario())
+    assert seen == ["ran"]
+
+
+def test_every_feature_registers_without_conflicts():
+    server = create_server()
+    assert "livingMemory.enableClaudeImport" in server.protocol.fm.commands
+    assert "livingMemory/diagnosticsChanged" in server.protocol.fm.features
+
+
+# ---- commands --------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Args:
+    name: str
+    count: int = 1
+
+
+def test_an_unexpected_failure_is_an_internal_error_with_a_traceback(
+    caplog: pytest.LogCaptureFixture,
+):
+    server = LivingMemoryServer()
+
+    @command(server, "boom", Args)
+    async def boom(a: Args) -> None:
+        raise ZeroDivisionError("division by zero")
+
+    handler = server.protocol.fm.commands["livingMemory.boom"]
+    with (
+        caplog.at_level(logging.ERROR, logger="living_memory.commands"),
+        pytest.raises(JsonRpcInternalError) as info,
+    ):
+        asyncio.run(handler({"name": "x"}))
+    assert "ZeroDivisionError" in info.value.message
+    assert any(r.exc_info for r in caplog.records)
+
+
+def test_arguments_are_parsed_into_the_dataclass():
+    assert parse_arguments("c", Args, ({"name": "n", "count": 3},)) == Args("n", 3)
+    assert parse_arguments("c", Args, ({"name": "n", "extra": True},)) == Args("n", 1)
+
+
+@pytest.mark.parametrize(
+    ("arguments", "needle"),
+    [
+        ((), "argument 'name' is required"),
+        (({"name": 5},), "argument 'name': expected a string"),
+        (({"name": "n", "count": True},), "argument 'count': expected an integer"),
+        (({}, {}), "one object argument"),
+        (([1, 2],), "one object"),
+    ],
+)
+def test_bad_arguments_are_invalid_params_naming_the_argument(arguments: tuple, needle: str):
+    with pytest.raises(JsonRpcInvalidParams) as info:
+        parse_arguments("livingMemory.c", Args, arguments)
+    assert needle in info.value.message and info.value.message.startswith("livingMemory.c: ")
+
+
+# ---- conversion and settings -----------------------------------------------------------------
+
+
+def test_keys_are_camel_case_on_the_wire_and_snake_case_accepted():
+    s = structure({"debounce_ms": 50, "gitPollSeconds": 1.5}, settings_mod.Settings)
+    assert (s.debounce_ms, s.git_poll_seconds) == (50, 1.5)
+    assert unstructure(s)["debounceMs"] == 50
+
+
+def test_conversion_names_every_bad_key():
+    with pytest.raises(ConversionError) as info:
+        structure({"budget": "x", "tierSplit": {"critical": "y"}}, settings_mod.Settings)
+    paths = [p for p, _ in info.value.problems]
+    assert paths == ["budget", "tierSplit.critical"]
+
+
+def test_settings_keep_the_good_keys_and_default_the_bad_ones():
+    s, problems = settings_mod.load(
+        {"budget": -1, "debounceMs": 10, "injectionTargets": ["cursor"], "whatever": 1}
+    )
+    assert s.budget == 8000 and s.debounce_ms == 10 and s.injection_targets == ("cursor",)
+    assert len(problems) == 1 and "budget" in problems[0] and "default" in problems[0]
+
+
+def test_settings_wrapped_in_their_section_are_unwrapped():
+    raw = settings_mod.section_of({"livingMemory": {"budget": 4000}})
+    assert settings_mod.load(raw)[0].budget == 4000
+
+
+def test_tier_split_must_add_up():
+    _, problems = settings_mod.load({"tierSplit": {"critical": 0.5}})
+    assert "add up to 1" in problems[0]
+
+
+# ---- injection -------------------------------------------------------------------------------
+
+
+def test_injector_writes_only_what_changed(tmp_path: Path):
+    inj = Injector(tmp_path, ["agents", "cursor"])
+    first = inj.write("# ctx\n")
+    assert len(first.written) == 2
+    path = tmp_path / TARGETS["agents"].path
+    os.utime(path, (1, 1))
+    second = inj.write("# ctx\n")
+    assert second.written == [] and len(second.unchanged) == 2
+    assert path.stat().st_mtime == 1
+    assert len(inj.write("# other\n").written) == 2
+
+
+def test_injector_refuses_a_file_it_did_not_write(tmp_path: Path):
+    path = tmp_path / TARGETS["cursor"].path
+    path.parent.mkdir(parents=True)
+    path.write_text("my rule\n")
+    result = Injector(tmp_path, ["cursor"]).write("# ctx\n")
+    assert result.refused == [path] and path.read_text() == "my rule\n"
+
+
+def test_injector_removes_only_its_own_files(tmp_path: Path):
+    inj = Injector(tmp_path, ["agents", "copilot"])
+    inj.write("# ctx\n")
+    user = tmp_path / TARGETS["cursor"].path
+    user.parent.mkdir(parents=True)
+    user.write_text("mine\n")
+    removed = inj.remove(["agents", "copilot", "cursor"])
+    assert sorted(removed) == sorted(
+        [tmp_path / TARGETS["agents"].path, tmp_path / TARGETS["copilot"].path]
+    )
+    assert user.read_text() == "mine\n"
+
+
+def test_generated_files_carry_the_marker(tmp_path: Path):
+    Injector(tmp_path, ["agents"]).write("# ctx\n")
+    text = (tmp_path / TARGETS["agents"].path).read_text()
+    assert text.startswith(GENERATED_MARKER) and is_generated(text)
+    assert not is_generated("# CLAUDE.md\n")
+
+
+def test_claude_import_creates_the_file_when_missing(tmp_path: Path):
+    result = enable_claude_import(tmp_path)
+    assert result["changed"] is True
+    assert (tmp_path / "CLAUDE.md").read_text() == "@.living-memory/context.md\n"
