@@ -14,7 +14,7 @@ from functools import lru_cache
 from typing import Protocol, runtime_checkable
 
 from predictive.tokens import count_tokens, truncate_to_tokens
-from storage import AnchorType, Kind, Memory, MemoryFilter, MemoryStore, NotFound
+from storage import AnchorType, Kind, Memory, MemoryStore
 
 SUMMARY_TOKENS = 60
 COMPRESSED_TOKENS = 25
@@ -738,19 +738,12 @@ def backfill_levels(
     """Fill the missing levels of every memory, archived ones included; returns how many."""
     if batch < 1:
         raise ValueError("batch must be at least 1")
-    filters = MemoryFilter(include_archived=True)
-    updated = offset = 0
-    while page := store.list(filters, limit=batch, offset=offset, order="id"):
-        offset += len(page)
-        for memory in page:
-            levels = fill_levels(memory, compressor)
-            if not levels:
-                continue
-            try:
-                store.update(memory.id, **levels)
-            except NotFound:  # purged meanwhile
-                continue
-            updated += 1
+    updated = last = 0
+    while page := store.lacking_levels(after_id=last, limit=batch):
+        last = page[-1].id
+        filled = {m.id: lv for m in page if (lv := fill_levels(m, compressor))}
+        if filled:
+            updated += store.set_levels(filled)
     return updated
 
 

@@ -94,7 +94,7 @@ class OnnxEmbedder:
         files: ModelFiles | None = None,
         *,
         threads: int | None = None,
-        batch_size: int = 32,
+        batch_size: int = 16,
         max_length: int = 256,
     ) -> None:
         import onnxruntime as ort

@@ -827,6 +827,47 @@ class MemoryStore:
             self._write_anchors(conn, memory_id, anchors)
             self._fts_refresh(conn, memory_id)
 
+    def lacking_levels(self, *, after_id: int = 0, limit: int = 500) -> list[Memory]:
+        """Memories (archived included) missing a summary, compressed or index level."""
+        ids = [
+            r[0]
+            for r in self.conn.execute(
+                "SELECT id FROM memories WHERE id > ? AND (coalesce(trim(summary), '') = '' "
+                "OR coalesce(trim(compressed), '') = '' OR coalesce(trim(index_label), '') = '')"
+                " ORDER BY id LIMIT ?",
+                (int(after_id), int(limit)),
+            )
+        ]
+        return self.get_many(ids)
+
+    def set_levels(self, levels: dict[int, dict[str, str]]) -> int:
+        """Store derived levels (summary, compressed, index_label) for many memories in one
+        transaction; return how many memories changed. Unknown ids are skipped."""
+        allowed = {"summary", "compressed", "index_label"}
+        rows = []
+        for mid, vals in levels.items():
+            bad = set(vals) - allowed
+            if bad:
+                raise InvalidInput(f"not a level: {', '.join(sorted(bad))}")
+            rows.append((int(mid), {k: redact(_validate_text(v, k)) for k, v in vals.items()}))
+        conn = self.conn
+        changed = 0
+        now = _now()
+        with dbmod.immediate(conn):
+            self._bump(conn)
+            for mid, vals in rows:
+                if not vals:
+                    continue
+                sets = ", ".join(f"{k} = ?" for k in vals)
+                conn.execute(
+                    f"UPDATE memories SET {sets}, updated_at = ? WHERE id = ?",
+                    [*vals.values(), now, mid],
+                )
+                if conn.changes():
+                    changed += 1
+                    self._fts_refresh(conn, mid)
+        return changed
+
     def set_decay_scores(self, scores: dict[int, float]) -> int:
         """Store recomputed decay scores (computed by the engine); return how many changed."""
         try:

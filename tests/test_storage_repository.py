@@ -25,6 +25,7 @@ from storage import (
     NotFound,
     Resolution,
     Scope,
+    search,
 )
 from storage.text import content_hash
 
@@ -859,3 +860,35 @@ def test_topic_counts(store: MemoryStore, add: AddFn) -> None:
     assert {(label, n) for label, n, _ in topics[1:]} == {("app.ops", 1), ("ops", 1)}
     assert [t[0] for t in store.topic_counts(types=[AnchorType.MODULE])] == ["app.ops"]
     assert len(store.topic_counts(limit=1)) == 1
+
+
+def test_set_levels_and_lacking_levels(store: MemoryStore) -> None:
+    a = store.add(NewMemory("Use cents for money amounts in the ledger")).id
+    b = store.add(
+        NewMemory("Cache invoices for ten minutes", summary="s", compressed="c", index_label="i")
+    ).id
+    assert [m.id for m in store.lacking_levels()] == [a]
+    gen = store.generation()
+    assert (
+        store.set_levels(
+            {
+                a: {
+                    "summary": "money: cents",
+                    "compressed": "cents",
+                    "index_label": "ledger money",
+                },
+                999: {"summary": "x"},
+            }
+        )
+        == 1
+    )
+    assert store.generation() > gen
+    assert store.lacking_levels() == []
+    m = store.get(a)
+    assert (m.summary, m.compressed, m.index_label) == ("money: cents", "cents", "ledger money")
+    assert [h.memory.id for h in search(store, "ledger", mode="keyword")] == [a]
+    with pytest.raises(InvalidInput, match="not a level"):
+        store.set_levels({b: {"text": "x"}})
+    with pytest.raises(InvalidInput):
+        store.set_levels({b: {"summary": "  "}})
+    assert store.get(b).summary == "s"
