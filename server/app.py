@@ -167,6 +167,7 @@ class LivingMemoryServer(LanguageServer):
 
         self.jobs = Jobs(self)
         self.shutting_down = False
+        self.active_from_client = False  # the client sends livingMemory/activeEditorChanged
 
     # ---- event bus -------------------------------------------------------------------------
 
@@ -237,6 +238,15 @@ class LivingMemoryServer(LanguageServer):
     async def run_blocking(self, fn: Callable[..., Any], *args: Any) -> Any:
         """``fn(*args)`` in a thread (for small blocking reads outside any store)."""
         return await asyncio.to_thread(fn, *args)
+
+    def shutdown(self) -> None:
+        """The connection ended (exit, or the client went away): stop long jobs so the
+        process can end; what they committed stays."""
+        self.shutting_down = True
+        try:
+            self.jobs.cancel_all()
+        finally:
+            super().shutdown()
 
     # ---- messages --------------------------------------------------------------------------
 

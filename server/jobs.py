@@ -82,6 +82,12 @@ class Jobs:
     def __init__(self, server: LivingMemoryServer) -> None:
         self.server = server
         self.by_request: dict[Any, Job] = {}
+        self.running: set[Job] = set()
+
+    def cancel_all(self) -> None:
+        """Shutting down: every job stops at its next checkpoint (its commits stay)."""
+        for job in list(self.running):
+            job.cancelled.set()
 
     def cancel_request(self, msg_id: Any) -> None:
         job = self.by_request.get(msg_id)
@@ -129,6 +135,7 @@ class Jobs:
                 watch.add_done_callback(lambda f: f.cancelled() and job.cancelled.set())
         if request_id is not None:
             self.by_request[request_id] = job
+        self.running.add(job)
         end = "done"
         try:
             loop = asyncio.get_running_loop()
@@ -145,6 +152,7 @@ class Jobs:
             end = f"failed: {e}"
             raise
         finally:
+            self.running.discard(job)
             if request_id is not None:
                 self.by_request.pop(request_id, None)
             if token is not None:

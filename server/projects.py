@@ -177,6 +177,12 @@ class Project:
 
     # ---- lifecycle -------------------------------------------------------------------------
 
+    def start(self, settings: Settings) -> None:
+        """Take the folder's settings and open the store in the background."""
+        self.settings = settings
+        self.injector = self._injector(settings)
+        self.server.spawn(self.open(), name=f"open {self.name}")
+
     async def open(self) -> None:
         """Open the store and engine in the worker; then warm the model and vector index."""
         loop = asyncio.get_running_loop()
@@ -342,7 +348,9 @@ class Registry:
         per = getattr(self.server, "folder_settings", {})
         return per.get(project_uri, self.server.settings) if project_uri else self.server.settings
 
-    def add_folder(self, uri: str) -> Project | None:
+    def add_folder(self, uri: str, *, start: bool = True) -> Project | None:
+        """The project of a workspace folder (``start``: open its store now; else the caller
+        calls :meth:`Project.start` once the folder's settings are known)."""
         path = to_fs_path(uri) if uri.startswith("file:") else None
         if path is None:
             log.info("ignoring workspace folder %s (not a file: URI)", uri)
@@ -354,7 +362,8 @@ class Registry:
         self.implicit_allowed = False
         project = Project(self.server, uri, folder, self.settings_for(uri), self.stores)
         self.projects[key] = project
-        self.server.spawn(project.open(), name=f"open {project.name}")
+        if start:
+            project.start(project.settings)
         return project
 
     async def remove_folder(self, uri: str) -> None:
@@ -401,7 +410,7 @@ class Registry:
         if key not in self.projects:
             project = Project(self.server, uri, root, self.server.settings, self.stores)
             self.projects[key] = project
-            self.server.spawn(project.open(), name=f"open {project.name}")
+            project.start(project.settings)
         return self.projects[key]
 
     def by_folder(self, folder: str | None) -> Project | None:

@@ -267,6 +267,65 @@ async def test_each_folder_has_its_own_store(client: LanguageClient):
     assert beta["memories"] == 0 < alpha["memories"]
 
 
+async def test_an_edit_elsewhere_does_not_steal_the_active_file(client: LanguageClient):
+    x = open_doc(client, ws(client).alpha / "src" / "tab60.py", text="X = 1\n")
+    y = open_doc(client, ws(client).alpha / "src" / "tab61.py", text="Y = 1\n")
+    since = mark(client)
+    switch_to(client, x)  # this client reports the active editor itself
+    await next_context(client, since, x)
+    since = mark(client)
+    change_doc(client, y, "import ledger\n", 2)  # say, a rename touching another file
+    await asyncio.sleep(0.4)
+    assert all(u["uri"] != y for u in client.updates[since:])  # type: ignore[attr-defined]
+
+
+async def test_a_workspace_folder_can_be_added(client: LanguageClient):
+    gamma = make_repo(ws(client).base / "gamma", files={"g.py": "G = 1\n"})
+    client.workspace_did_change_workspace_folders(
+        types.DidChangeWorkspaceFoldersParams(
+            event=types.WorkspaceFoldersChangeEvent(
+                added=[types.WorkspaceFolder(uri=uri(gamma), name="gamma")], removed=[]
+            )
+        )
+    )
+    since = mark(client)
+    u = open_doc(client, gamma / "g.py")
+    ctx = await next_context(client, since, u)
+    assert ctx["folder"] == uri(gamma) and ctx["path"] == "g.py"
+
+
+async def test_a_removed_workspace_folder_is_ignored(client: LanguageClient):
+    delta = make_repo(ws(client).base / "delta", files={"d.py": "D = 1\n", "e.py": "E = 1\n"})
+    folder = types.WorkspaceFolder(uri=uri(delta), name="delta")
+
+    def change(added: list, removed: list) -> None:
+        client.workspace_did_change_workspace_folders(
+            types.DidChangeWorkspaceFoldersParams(
+                event=types.WorkspaceFoldersChangeEvent(added=added, removed=removed)
+            )
+        )
+
+    change([folder], [])
+    since = mark(client)
+    await next_context(client, since, open_doc(client, delta / "d.py"))
+    change([], [folder])
+    await asyncio.sleep(0.2)
+    since = mark(client)
+    open_doc(client, delta / "e.py")
+    await asyncio.sleep(0.4)
+    assert client.updates[since:] == []  # type: ignore[attr-defined]
+    message = await expect_error(run(client, "stats", {"folder": uri(delta)}))
+    assert "folder" in message
+
+
+async def expect_error(coro: Any) -> str:
+    from pygls.exceptions import JsonRpcException
+
+    with pytest.raises(JsonRpcException) as info:
+        await coro
+    return info.value.message
+
+
 async def test_rapid_tab_switching_ends_with_the_last_file_and_no_backlog(
     client: LanguageClient,
 ):

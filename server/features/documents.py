@@ -56,7 +56,13 @@ def setup(server: LivingMemoryServer) -> None:
         project, _, rel = found
         from server.projects import open_text
 
-        request = project.state.apply(FileOpened(rel, open_text(server, uri)))
+        text = open_text(server, uri)
+        if server.active_from_client:
+            # the client says which editor is active: an edit elsewhere (a rename across
+            # files, a formatter) updates that file's text without making it active
+            request = project.state.apply(DocumentSaved(rel, text))
+        else:  # a plain LSP client: the file being typed in is the active one
+            request = project.state.apply(FileOpened(rel, text))
         refresh(project, request, project.settings.change_debounce_ms)
 
     @server.on(types.TEXT_DOCUMENT_DID_SAVE, options=types.SaveOptions(include_text=True))
@@ -89,6 +95,7 @@ def setup(server: LivingMemoryServer) -> None:
         except ConversionError as e:
             log.warning("%s: ignored malformed parameters: %s", ACTIVE_EDITOR_CHANGED, e)
             return
+        server.active_from_client = True
         found = server.registry.locate(p.uri)
         if found is None:
             return

@@ -84,14 +84,19 @@ def setup(server: LivingMemoryServer) -> None:
         for f in params.event.removed or []:
             await server.registry.remove_folder(f.uri)
         added = [f.uri for f in params.event.added or []]
+        # register the folders at once (their documents may arrive next), open them once
+        # their settings are known
+        projects = [server.registry.add_folder(uri, start=False) for uri in added]
         if added:
             await pull_configuration(server, added, global_too=False)
-            for uri in added:
-                server.registry.add_folder(uri)
+        for project in projects:
+            if project is not None:
+                project.start(server.folder_settings.get(project.uri, server.settings))
 
     @server.on(types.SHUTDOWN, wait=False)
     async def shutdown(params: Any) -> None:
         server.shutting_down = True
+        server.jobs.cancel_all()
         if server.context is not None:
             for task in list(server.context.pending.values()):
                 task.cancel()
