@@ -7,6 +7,7 @@ import logging
 import threading
 import time
 from collections import OrderedDict
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -59,7 +60,8 @@ ANCHOR_WEIGHTS: dict[str, float] = {
 BACKGROUND_KINDS = (Kind.CONVENTION, Kind.WORKFLOW, Kind.SUMMARY)
 MAX_QUERY_WORDS = 16
 RENDER_CACHE_SIZE = 20_000
-MAX_ANCHORED = 150
+MAX_ANCHORED = 120
+MAX_POINTERS = 60
 
 
 @dataclass(frozen=True)
@@ -167,6 +169,7 @@ class ContextEngine:
         self._topics: tuple[int, list[tuple[str, int, list[int]]]] | None = None
         self._pool_cache: dict[int, tuple[list[Memory], list[Memory]]] = {}
         self._render_cache: dict[tuple[int, float], dict[Level, str]] = {}
+        self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="lm-query-embed")
 
     # ---- public ----------------------------------------------------------------------------
 
@@ -293,6 +296,13 @@ class ContextEngine:
             c.relevance = max(c.relevance, relevance)
             c.reasons.add(reason)
 
+        # Embed the search query on the side (onnxruntime releases the GIL) while the
+        # anchor lookups run here.
+        query = self._query(facts, request.branch, request.diagnostics)
+        qvec = None
+        if query.strip() and store.has_embedder:
+            qvec = self._pool.submit(self._embed_query, query)
+
         anchors = self._anchors(facts, request.branch, request.diagnostics)
         matched = store.anchor_matches(list(anchors), limit=MAX_ANCHORED)
         mems = {m.id: m for m in store.get_many(list(matched))}
@@ -302,7 +312,6 @@ class ContextEngine:
                     why = anchors.get(a, "tag")
                     add(mems[mid], ANCHOR_WEIGHTS.get(why, 0.5), why)
 
-        query = self._query(facts, request.branch, request.diagnostics)
         if query.strip():
             try:
                 hits = search(
@@ -312,6 +321,7 @@ class ContextEngine:
                     k=max(self.search_k, total // 200),
                     candidates=max(self.search_k, total // 200) * 2,
                     min_similarity=0.2,
+                    query_vector=qvec.result() if qvec is not None else None,
                 )
             except StoreError:
                 log.warning("search failed while assembling context", exc_info=True)
@@ -388,6 +398,10 @@ class ContextEngine:
             elapsed_ms=0.0,
             fills=fills,
         )
+
+    def _embed_query(self, query: str) -> Any:
+        emb = self.store.embedder
+        return None if emb is None else emb.embed([query])[0]
 
     def _pools(
         self, branch: str | None, generation: int, now: float
@@ -500,8 +514,10 @@ class ContextEngine:
         rend = topic_renderings(topics)
         if rend:
             tiers[Tier.INDEX].append(Candidate("topics", 10.0, rend))
-        # Pointers to every candidate: shown in the index when no richer tier took them.
-        for mid, c in cands.items():
+        # Pointers to the best candidates: shown in the index when no richer tier took them.
+        best = sorted(cands, key=lambda i: -scored.get(i, 0.0))[:MAX_POINTERS]
+        for mid in best:
+            c = cands[mid]
             label = c.memory.index_label or self._levels(c.memory).get("index_label")
             if label:
                 tiers[Tier.INDEX].append(
