@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from typing import TYPE_CHECKING, Any
 
 from predictive.engine import AssembledContext
@@ -56,12 +57,26 @@ class ContextService:
         self.server = server
         self.pending: dict[Project, asyncio.Task[Any]] = {}
 
-    def request(self, project: Project, delay_ms: int | None = None) -> None:
-        """Refresh the context of ``project``'s active file after a debounce."""
-        delay = (project.settings.debounce_ms if delay_ms is None else delay_ms) / 1000
+    def request(
+        self, project: Project, delay_ms: int | None = None, *, leading: bool = True
+    ) -> None:
+        """Refresh the context of ``project``'s active file.
+
+        Debounced: a request that follows another within the window waits for the window to
+        pass quietly (and cancels the one before — latest wins). With ``leading``, a request
+        after a quiet spell runs at once, so opening one file costs no debounce delay; edits
+        (``leading=False``) always wait.
+        """
+        window = (project.settings.debounce_ms if delay_ms is None else delay_ms) / 1000
+        now = time.monotonic()
         old = self.pending.pop(project, None)
-        if old is not None and not old.done():
+        busy = old is not None and not old.done()
+        if busy:
+            assert old is not None
             old.cancel()
+        quiet = now - project.last_request >= window
+        project.last_request = now
+        delay = 0.0 if leading and quiet and not busy else window
         project.seq += 1
         if self.server.registry is not None:
             self.server.registry.active = project
@@ -77,26 +92,34 @@ class ContextService:
             if not await self.server.project_ready(project):
                 return
             out = await project.call(self._assemble, project, seq)
-            if out is None or seq != project.seq:
+            if out is None:
                 return  # a newer request superseded this one
-            uri, body = out
-            project.last[uri] = body
-            self.server.notify(CONTEXT_UPDATED, body)
+            uri, body, result = out
+            if seq == project.seq:
+                project.last[uri] = body
+                self.server.notify(CONTEXT_UPDATED, body)
+            if not result.cached and project.engine is not None:
+                # what was served is logged after the client has it (off the critical path)
+                self.server.spawn(
+                    project.call(project.engine.record_retrieval, result), name="record"
+                )
         finally:
             if self.pending.get(project) is asyncio.current_task():
                 self.pending.pop(project, None)
 
-    def _assemble(self, project: Project, seq: int) -> tuple[str, dict[str, Any]] | None:
+    def _assemble(
+        self, project: Project, seq: int
+    ) -> tuple[str, dict[str, Any], AssembledContext] | None:
         """On the worker: assemble for the active file and write the injection targets."""
         if seq != project.seq or project.engine is None:
             return None
         request = project.state.request()
         if request is None:
             return None
-        result = project.engine.assemble(request)
+        result = project.engine.assemble(request, record=False)
         injected = self._inject(project, result)
         uri = project.uris.get(request.path) or request.path
-        return uri, payload(project, uri, result, injected)
+        return uri, payload(project, uri, result, injected), result
 
     def _inject(self, project: Project, result: AssembledContext) -> WriteResult | None:
         if not project.injector.targets:

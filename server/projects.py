@@ -7,6 +7,7 @@ Imported in the background after ``initialize`` (it pulls in storage, numpy, the
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import os
 import threading
@@ -162,6 +163,7 @@ class Project:
         self.branch: str | None = None
         self.branch_from_client = False  # set once the client reports the branch itself
         self.seq = 0  # bumped by every context request; older work is stale
+        self.last_request = float("-inf")  # monotonic time of the last context request
         self.uris: dict[str, str] = {}  # relative path → the client's URI for it
         self.last: dict[str, dict[str, Any]] = {}  # uri → last contextUpdated payload
         self._ready = asyncio.Event()
@@ -202,7 +204,7 @@ class Project:
             self._ready.set()
         if self.store is not None:
             await loop.run_in_executor(self.worker, self._warm)
-            self.server.spawn(self.embed_pending(), name=f"embed {self.name}")
+            self.server.spawn(self.background(), name=f"prepare {self.name}")
 
     def _open_sync(self) -> None:
         self.db_path = db_path_for(self.folder, self.root, self.settings)
@@ -231,6 +233,67 @@ class Project:
                     f"Living Memory: the embedding model could not be loaded ({e}); "
                     "search falls back to keywords.",
                 )
+
+    async def background(self) -> None:
+        """What a store needs once after opening: vectors, then the disclosure levels."""
+        await self.embed_pending()
+        if not self.closed and not self.server.shutting_down:
+            await self.backfill_levels()
+
+    async def backfill_levels(self) -> None:
+        """Fill the summary / compressed / index levels the store lacks (deterministic), as a
+        cancellable job: the engine would otherwise compute them on every request."""
+        from predictive.compress import fill_levels
+        from server.jobs import JobCancelled
+        from storage import InvalidInput, MemoryFilter, NotFound
+
+        store = self.store
+        if store is None:
+            return
+        missing_sql = (
+            "SELECT {} FROM memories WHERE summary IS NULL OR compressed IS NULL "
+            "OR index_label IS NULL"
+        )
+        missing = await self.call(
+            lambda: store.conn.execute(missing_sql.format("count(*)")).fetchone()[0]
+        )
+        if not missing:
+            return
+
+        def work(job: Any) -> int:
+            done, after = 0, 0
+            while True:
+                job.check()
+                ids = [
+                    r[0]
+                    for r in store.conn.execute(
+                        f"SELECT id FROM ({missing_sql.format('id')}) WHERE id > ? "
+                        "ORDER BY id LIMIT 200",
+                        (after,),
+                    )
+                ]
+                if not ids:
+                    return done
+                after = ids[-1]  # a memory that cannot be filled is not retried forever
+                f = MemoryFilter(include_archived=True, ids=ids)
+                for m in store.list(f, limit=len(ids), order="id"):
+                    with contextlib.suppress(NotFound, InvalidInput):  # purged meanwhile …
+                        store.update(m.id, **fill_levels(m))
+                    done += 1
+                job.progress(done, missing)
+
+        try:
+            n = await self.server.jobs.run(
+                f"Living Memory: summarising {missing} memories ({self.name})",
+                work,
+                self.job_worker,
+                done_message=lambda n: f"summarised {n}",
+            )
+            log.info("%s: filled the levels of %d memories", self.name, n)
+        except JobCancelled as e:
+            log.info("%s", e)
+        except StoreError as e:
+            log.warning("%s: filling levels failed: %s", self.name, e)
 
     async def embed_pending(self) -> None:
         """Embed memories without a vector from the current model, as a cancellable job."""

@@ -88,6 +88,7 @@ async def capture(
     if not await server.project_ready(project):
         return
     from predictive.fixes import record_fix
+    from server.ops import levels_of
     from server.projects import disk_text
 
     def work() -> list[tuple[int, bool, str]]:
@@ -96,6 +97,7 @@ async def capture(
         for fix in project.fixes.observe(rel, diags, current):
             assert project.store is not None
             mid, created = record_fix(project.store, fix)
+            levels_of(project.store, project.store.get(mid))  # ready for the next context
             out.append((mid, created, fix.signature))
         return out
 

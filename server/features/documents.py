@@ -33,7 +33,7 @@ def setup(server: LivingMemoryServer) -> None:
 
     def refresh(project: Any, request: Any, delay_ms: int | None = None) -> None:
         if request is not None and server.context is not None:
-            server.context.request(project, delay_ms)
+            server.context.request(project, delay_ms, leading=delay_ms is None)
 
     @server.on(types.TEXT_DOCUMENT_DID_OPEN)
     def did_open(params: types.DidOpenTextDocumentParams) -> None:
