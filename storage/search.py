@@ -25,7 +25,7 @@ MODES = ("hybrid", "keyword", "vector")
 # A keyword in more than max(1000, 2 % of memories) memories is too common to search by.
 COMMON_TERM_MIN_DOCS = 1000
 COMMON_TERM_SHARE = 0.02
-COMMON_TERMS_KEPT = 3
+COMMON_TERMS_KEPT = 4
 FUSIONS = ("rrf", "weighted")
 # Measured on LoCoMo (bench/bench_locomo.py, real model): weighted fusion with 0.3 on the
 # vector side beat keyword-only, vector-only and RRF at recall@5/10/25.
@@ -61,10 +61,10 @@ class SearchHit:
         }
 
 
-def _selective_terms(store: MemoryStore, terms: list[str]) -> list[str]:
+def _selective_terms(store: MemoryStore, terms: list[str]) -> list[str] | None:
     """Drop terms found in so many memories that they carry little signal but make bm25
     score thousands of rows ("api", "src" in a code base). Counts are capped probes, cached
-    per store generation; when every term is that common, the first few are kept."""
+    per store generation. None when every term is that common."""
     gen = store.generation()
     cache = getattr(store, "_df_cache", None)
     if cache is None or cache[0] != gen:
@@ -82,7 +82,7 @@ def _selective_terms(store: MemoryStore, terms: list[str]) -> list[str]:
             ).fetchone()[0]
         if counts[t] <= cap:
             kept.append(t)
-    return kept or terms[:COMMON_TERMS_KEPT]
+    return kept or None
 
 
 def keyword_candidates(
@@ -92,7 +92,21 @@ def keyword_candidates(
     terms = fts_terms(query)
     if not terms:
         return []
-    match = fts_or(_selective_terms(store, terms))
+    selective = _selective_terms(store, terms)
+    if selective is not None:
+        return _bm25(store, fts_or(selective), filters, limit)
+    # Every word is common: memories holding them all (then most of them) are the signal.
+    common = terms[:COMMON_TERMS_KEPT]
+    for n in range(len(common), 0, -1):
+        found = _bm25(store, " AND ".join(fts_or([t]) for t in common[:n]), filters, limit)
+        if found or n == 1:
+            return found
+    return []
+
+
+def _bm25(
+    store: MemoryStore, match: str | None, filters: MemoryFilter, limit: int
+) -> list[tuple[int, float]]:
     if match is None:
         return []
     where, params = filters.sql("m")
