@@ -266,8 +266,10 @@ async def run_size(size: int, opens: int, seed: int) -> dict[str, Any]:
             got_at, params = await asyncio.wait_for(fut, 60)
             return got_at - t, float(params["elapsedMs"])
 
+        rss_open, _ = rss_of(server.pid)
         prepare_s = await client.settle(limit_s=3600)
         log(f"{size}: background preparation (embedding, summaries) took {prepare_s:.1f}s")
+        rss_prepared, _ = rss_of(server.pid)
         t_first = time.perf_counter()
         first, _ = await open_file(rng.choice(files))
         log(
@@ -288,21 +290,23 @@ async def run_size(size: int, opens: int, seed: int) -> dict[str, Any]:
         # switching back to files already open (no didOpen; the engine may answer from cache)
         opened = list(dict.fromkeys(p["uri"] for _, p in client.updates))
         switch_lat = []
-        for _ in range(min(50, len(opened))):
-            uri = rng.choice(opened)
+        active = client.updates[-1][1]["uri"]
+        for _ in range(min(50, len(opened) - 1)):
+            uri = rng.choice([u for u in opened if u != active])  # a real switch
+            active = uri
             fut = client.expect(uri)
             t = time.perf_counter()
             client.lsp.protocol.notify("livingMemory/activeEditorChanged", {"uri": uri})
-            try:
-                got_at, _ = await asyncio.wait_for(fut, 30)
-                switch_lat.append(got_at - t)
-            except asyncio.TimeoutError:  # the same file again: nothing changed, no update
-                client.waiters.pop(uri, None)
+            got_at, _ = await asyncio.wait_for(fut, 30)
+            switch_lat.append(got_at - t)
             await asyncio.sleep(0.15)
 
+        # a cheap command measures what waits in the store's queue (nothing, if no backlog)
+        probe = {"id": 1, "level": "index"}
         t_cmd = time.perf_counter()
-        await client.command("stats")
-        stats_idle = time.perf_counter() - t_cmd
+        await client.command("recall", probe)
+        probe_idle = time.perf_counter() - t_cmd
+        rss_before_switching, _ = rss_of(server.pid)
 
         # rapid tab switching: 50 switches within a second
         names = rng.sample(files, min(SWITCHES, len(files)))
@@ -332,7 +336,7 @@ async def run_size(size: int, opens: int, seed: int) -> dict[str, Any]:
         await asyncio.sleep(QUIET_S)
         after = client.updates[before:]
         t_cmd = time.perf_counter()
-        await client.command("stats")
+        await client.command("recall", probe)
         cmd_after = time.perf_counter() - t_cmd
         rapid = {
             "switches": SWITCHES,
@@ -341,8 +345,8 @@ async def run_size(size: int, opens: int, seed: int) -> dict[str, Any]:
             "last_update_is_last_file": bool(after) and after[-1][1]["uri"] == last,
             "updates_after_last_file": sum(1 for t, _ in after if t > got_at),
             "last_switch_to_context_ms": round(1e3 * (got_at - t_last_switch), 1),
-            "stats_command_after_ms": round(1e3 * cmd_after, 1),
-            "stats_command_idle_ms": round(1e3 * stats_idle, 1),
+            "command_after_ms": round(1e3 * cmd_after, 1),
+            "command_when_idle_ms": round(1e3 * probe_idle, 1),
         }
         log(f"{size}: rapid switching {rapid}")
 
@@ -370,9 +374,53 @@ async def run_size(size: int, opens: int, seed: int) -> dict[str, Any]:
             "rapid_switching": rapid,
             "rss_mb": mb(rss),
             "peak_rss_mb": mb(peak),
+            "rss_checkpoints_mb": {
+                "store_open": mb(rss_open),
+                "after_background_preparation": mb(rss_prepared),
+                "after_opens_and_switches": mb(rss_before_switching),
+                "end": mb(rss),
+            },
         }
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
+
+
+async def measure_initialize(repeats: int = 5) -> dict[str, Any]:
+    """``initialize`` latency: sent at spawn (what clients do: includes Python and pygls
+    start-up) and sent to a server that is already up (the handler itself)."""
+    at_spawn, warm = [], []
+    for i in range(repeats * 2):
+        tmp = Path(tempfile.mkdtemp(prefix="lm-bench-init-"))
+        client = Client()
+        env = {k: v for k, v in os.environ.items() if not k.startswith("LIVING_MEMORY_")}
+        env["LIVING_MEMORY_DATA_DIR"] = str(tmp)
+        t0 = time.perf_counter()
+        await client.lsp.start_io(sys.executable, "-m", "server", "serve", env=env)
+        server = client.lsp._server
+        assert server is not None
+        stderr_task = asyncio.create_task(drain(server.stderr))
+        if i % 2:
+            await asyncio.sleep(3.0)
+            t0 = time.perf_counter()
+        await client.lsp.initialize_async(
+            types.InitializeParams(
+                capabilities=types.ClientCapabilities(),
+                workspace_folders=[
+                    types.WorkspaceFolder(uri=from_fs_path(str(tmp)) or "", name="w")
+                ],
+            )
+        )
+        (warm if i % 2 else at_spawn).append(time.perf_counter() - t0)
+        await client.lsp.shutdown_async(None)
+        client.lsp.exit(None)
+        try:
+            await asyncio.wait_for(server.wait(), 20)
+        except asyncio.TimeoutError:
+            server.kill()
+        stderr_task.cancel()
+        await client.lsp.stop()
+        shutil.rmtree(tmp, ignore_errors=True)
+    return {"sent_at_spawn": summarize_ms(at_spawn), "server_already_up": summarize_ms(warm)}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -384,6 +432,8 @@ def main(argv: list[str] | None = None) -> int:
     info = machine()
     print(machine_line(info))
     print(f"load average before: {', '.join(f'{x:.2f}' for x in os.getloadavg())}")
+    init = asyncio.run(measure_initialize())
+    log(f"initialize: {init}")
     results = []
     for size in (int(s) for s in a.sizes.split(",")):
         r = asyncio.run(run_size(size, a.opens, a.seed))
@@ -428,7 +478,7 @@ def main(argv: list[str] | None = None) -> int:
                 rows,
             )
         )
-    out = write_result("server", {"results": results})
+    out = write_result("server", {"initialize": init, "results": results})
     print(f"wrote {out}")
     return 0
 

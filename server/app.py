@@ -15,7 +15,7 @@ import inspect
 import logging
 import sys
 import threading
-from collections.abc import Awaitable, Callable, Coroutine
+from collections.abc import Callable, Coroutine
 from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
@@ -367,9 +367,3 @@ def serve(*, tcp: tuple[str, int] | None = None, log_level: str = "info") -> int
     else:
         server.start_io()
     return 0
-
-
-def call_soon(server: LivingMemoryServer, fn: Callable[[], Awaitable[Any] | None]) -> None:
-    """Schedule ``fn`` on the server's loop from any thread."""
-    if server.loop is not None and not server.loop.is_closed():
-        server.loop.call_soon_threadsafe(fn)

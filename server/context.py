@@ -94,9 +94,8 @@ class ContextService:
             out = await project.call(self._assemble, project, seq)
             if out is None:
                 return  # a newer request superseded this one
-            uri, body, result = out
+            body, result = out
             if seq == project.seq:
-                project.last[uri] = body
                 self.server.notify(CONTEXT_UPDATED, body)
             if not result.cached and project.engine is not None:
                 # what was served is logged after the client has it (off the critical path)
@@ -109,7 +108,7 @@ class ContextService:
 
     def _assemble(
         self, project: Project, seq: int
-    ) -> tuple[str, dict[str, Any], AssembledContext] | None:
+    ) -> tuple[dict[str, Any], AssembledContext] | None:
         """On the worker: assemble for the active file and write the injection targets."""
         if seq != project.seq or project.engine is None:
             return None
@@ -119,7 +118,7 @@ class ContextService:
         result = project.engine.assemble(request, record=False)
         injected = self._inject(project, result)
         uri = project.uris.get(request.path) or request.path
-        return uri, payload(project, uri, result, injected), result
+        return payload(project, uri, result, injected), result
 
     def _inject(self, project: Project, result: AssembledContext) -> WriteResult | None:
         if not project.injector.targets:

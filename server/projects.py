@@ -165,7 +165,6 @@ class Project:
         self.seq = 0  # bumped by every context request; older work is stale
         self.last_request = float("-inf")  # monotonic time of the last context request
         self.uris: dict[str, str] = {}  # relative path → the client's URI for it
-        self.last: dict[str, dict[str, Any]] = {}  # uri → last contextUpdated payload
         self._ready = asyncio.Event()
         self.closed = False
 
@@ -214,25 +213,29 @@ class Project:
         log.info("%s: memory at %s (branch %s)", self.name, self.db_path, self.branch)
 
     def _warm(self) -> None:
-        """Load the embedding model and the vector index before the first request needs them."""
+        """Load the embedding model and the vector index before the first request needs them,
+        then assemble once (tokenizer, pools, topic index) so the first real file is fast."""
         assert self.store is not None
         try:
             emb = self.store.embedder
             self.store.vectors()
             log.info("%s: embedding model %s ready", self.name, emb.model_id if emb else None)
-            if self.engine is not None:  # tokenizer, pools, topic index: the first file is fast
-                self.engine.assemble(
-                    ContextRequest(path=WARMUP_PATH, text="", root=str(self.root)), record=False
-                )
         except Exception as e:
             log.warning("%s: semantic search is off: %s", self.name, e, exc_info=True)
-            call = self.server.loop
-            if call is not None:
-                call.call_soon_threadsafe(
+            loop = self.server.loop
+            if loop is not None:
+                loop.call_soon_threadsafe(
                     self.server.show_once,
                     f"Living Memory: the embedding model could not be loaded ({e}); "
                     "search falls back to keywords.",
                 )
+        try:
+            if self.engine is not None:
+                self.engine.assemble(
+                    ContextRequest(path=WARMUP_PATH, text="", root=str(self.root)), record=False
+                )
+        except Exception:
+            log.warning("%s: warming up the engine failed", self.name, exc_info=True)
 
     async def background(self) -> None:
         """What a store needs once after opening: vectors, then the disclosure levels."""

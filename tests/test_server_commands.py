@@ -26,6 +26,7 @@ from server_support import (
 
 from storage import MemoryStore, NewMemory
 from storage.embeddings import HashingEmbedder
+from storage.paths import project_key
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
@@ -39,9 +40,16 @@ async def client(lsp_client: LanguageClient, tmp_path_factory: pytest.TempPathFa
     repo = make_repo(base / "repo", files={"src/auth.py": "import os\n", "src/db.py": "x = 1\n"})
     empty = base / "empty"
     empty.mkdir()
+    broken = make_repo(base / "broken", files={"b.py": "B = 1\n"})
+    garbage = base / "data" / "projects" / project_key(broken) / "memory.db"
+    garbage.parent.mkdir(parents=True)
+    garbage.write_bytes(b"this is not a database" * 100)
     lsp_client.repo, lsp_client.empty = repo, empty  # type: ignore[attr-defined]
+    lsp_client.broken = broken  # type: ignore[attr-defined]
     await initialize(
-        lsp_client, [repo, empty], {"dataDirectory": str(base / "data"), "debounceMs": 20}
+        lsp_client,
+        [repo, empty, broken],
+        {"dataDirectory": str(base / "data"), "debounceMs": 20},
     )
     yield
     await lsp_client.shutdown_session()
@@ -66,6 +74,24 @@ async def expect_error(code: int, coro: Any) -> str:
         await coro
     assert info.value.code == code, info.value.message
     return info.value.message
+
+
+# ---- a store that cannot be opened ----------------------------------------------------------
+
+
+async def test_an_unusable_store_is_reported_and_its_commands_fail_cleanly(
+    client: LanguageClient,
+):
+    broken = client.broken  # type: ignore[attr-defined]
+    message = await expect_error(REQUEST_FAILED, run(client, "stats", {"folder": uri(broken)}))
+    assert "broken" in message and "unavailable" in message
+    await wait_for(
+        lambda: any(
+            m.type == types.MessageType.Error and "broken" in m.message for m in client.messages
+        ),
+        what="an error message",
+    )
+    assert (await run(client, "stats", {"folder": uri(repo(client))}))["memories"] >= 0
 
 
 # ---- remember ------------------------------------------------------------------------------
