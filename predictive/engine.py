@@ -62,6 +62,7 @@ MAX_QUERY_WORDS = 16
 RENDER_CACHE_SIZE = 20_000
 MAX_ANCHORED = 120
 MAX_POINTERS = 60
+MEMORY_CACHE_SIZE = 50_000
 
 
 @dataclass(frozen=True)
@@ -169,6 +170,8 @@ class ContextEngine:
         self._topics: tuple[int, list[tuple[str, int, list[int]]]] | None = None
         self._pool_cache: dict[int, tuple[list[Memory], list[Memory]]] = {}
         self._render_cache: dict[tuple[int, float], dict[Level, str]] = {}
+        self._mem_cache: dict[int, Memory] = {}
+        self._mem_cache_gen = -1
         self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="lm-query-embed")
 
     # ---- public ----------------------------------------------------------------------------
@@ -305,7 +308,7 @@ class ContextEngine:
 
         anchors = self._anchors(facts, request.branch, request.diagnostics)
         matched = store.anchor_matches(list(anchors), limit=MAX_ANCHORED)
-        mems = {m.id: m for m in store.get_many(list(matched))}
+        mems = {m.id: m for m in self._memories(list(matched), generation)}
         for mid, hit_anchors in matched.items():
             if mid in mems:
                 for a in hit_anchors:
@@ -322,6 +325,7 @@ class ContextEngine:
                     candidates=max(self.search_k, total // 200) * 2,
                     min_similarity=0.2,
                     query_vector=qvec.result() if qvec is not None else None,
+                    loader=lambda ids: self._memories(ids, generation),
                 )
             except StoreError:
                 log.warning("search failed while assembling context", exc_info=True)
@@ -333,7 +337,7 @@ class ContextEngine:
         if seeds:
             boosts = self.scorer.graph_boosts(store, seeds)
             new_ids = [i for i in boosts if i not in cands]
-            for m in store.get_many(new_ids):
+            for m in self._memories(new_ids, generation):
                 add(m, 0.6 * boosts[m.id], "graph")
 
         background, prefs = self._pools(request.branch, generation, now)
@@ -398,6 +402,24 @@ class ContextEngine:
             elapsed_ms=0.0,
             fills=fills,
         )
+
+    def _memories(self, ids: list[int], generation: int) -> list[Memory]:
+        """Memories by id through a cache that lives as long as the store generation (usage
+        counters in it may lag; they only nudge the ranking)."""
+        with self._lock:
+            if self._mem_cache_gen != generation or len(self._mem_cache) > MEMORY_CACHE_SIZE:
+                self._mem_cache, self._mem_cache_gen = {}, generation
+            cache = self._mem_cache
+            found = [cache[i] for i in ids if i in cache]
+            missing = [i for i in ids if i not in cache]
+        if missing:
+            fetched = self.store.get_many(missing)
+            with self._lock:
+                if self._mem_cache_gen == generation:
+                    for m in fetched:
+                        self._mem_cache[m.id] = m
+            found += fetched
+        return found
 
     def _embed_query(self, query: str) -> Any:
         emb = self.store.embedder

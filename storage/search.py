@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import numbers
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -178,11 +179,13 @@ def search(
     alpha: float = DEFAULT_ALPHA,
     query_vector: np.ndarray | None = None,
     min_similarity: float | None = None,
+    loader: Callable[[list[int]], list[Memory]] | None = None,
 ) -> list[SearchHit]:
     """Search memories. ``mode``: hybrid | keyword | vector. ``fusion``: rrf | weighted.
 
     Without an embedder, hybrid quietly becomes keyword search (vector mode is an error).
     ``min_similarity`` drops vector candidates less similar than that (noise in small stores).
+    ``loader`` fetches memories by id in place of the store (a caller's cache).
     """
     if mode not in MODES:
         raise InvalidInput(f"unknown search mode {mode!r}; use one of {', '.join(MODES)}")
@@ -213,7 +216,7 @@ def search(
             vec = [(mid, sim) for mid, sim in vec if sim >= min_similarity]
     fused = fuse(kw, vec, fusion=fusion, alpha=alpha)
     top = fused[:k]
-    mems = {m.id: m for m in store.get_many([t[0] for t in top])}
+    mems = {m.id: m for m in (loader or store.get_many)([t[0] for t in top])}
     kw_rank = {mid: r for r, (mid, _) in enumerate(kw, 1)}
     kw_score = dict(kw)
     v_rank = {mid: r for r, (mid, _) in enumerate(vec, 1)}
