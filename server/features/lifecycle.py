@@ -1,7 +1,7 @@
 """Start-up, settings, workspace folders and shutdown.
 
-``initialize`` only reads ``initializationOptions`` and starts loading the store side in the
-background, so it answers at once. ``initialized`` pulls ``workspace/configuration`` (section
+``initialize`` only reads ``initializationOptions``, so it answers at once. ``initialized``
+starts loading the store side (in a thread), pulls ``workspace/configuration`` (section
 ``livingMemory``, globally and per folder), creates one project per workspace folder and
 opens their stores in the background; the embedding model loads after that, lazily.
 """
@@ -26,7 +26,7 @@ CONFIG_TIMEOUT_S = 5.0
 
 
 def setup(server: LivingMemoryServer) -> None:
-    state: dict[str, Any] = {"folders": [], "loading": None}
+    state: dict[str, Any] = {"folders": []}
 
     @server.on(types.INITIALIZE, wait=False)
     def initialize(params: types.InitializeParams) -> None:
@@ -41,12 +41,12 @@ def setup(server: LivingMemoryServer) -> None:
         if not folders and params.root_uri:
             folders = [params.root_uri]
         state["folders"] = folders
-        # the store side (storage, numpy, tokenizer) loads while the client carries on
-        state["loading"] = server.spawn(server.load_projects_module(), name="load store side")
 
     @server.on(types.INITIALIZED, wait=False)
     async def initialized(params: types.InitializedParams) -> None:
-        projects = await state["loading"]
+        # the store side (storage, numpy, the tokenizer) loads only now, after the
+        # initialize response is out: importing it competes with that response for the GIL
+        projects = await server.load_projects_module()
         from server.context import ContextService
 
         await pull_configuration(server, state["folders"])
