@@ -16,6 +16,7 @@ from __future__ import annotations
 import difflib
 import threading
 import time
+from collections import OrderedDict
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
@@ -29,6 +30,7 @@ MAX_CHANGED_LINES = 40  # a bigger edit is not a focused fix
 NEAR_LINES = 8  # changes this close to the error line belong to its fix
 MAX_FIXES_PER_UPDATE = 3  # one edit that clears many errors is a refactor, not N fixes
 MAX_TRACKED_TEXT = 2_000_000
+MAX_TRACKED_FILES = 500  # files with open errors whose text is kept (least recent dropped)
 MAX_SNIPPET_CHARS = 4000
 
 
@@ -125,7 +127,7 @@ class FixTracker:
         self.max_changed_lines = max_changed_lines
         self.near_lines = near_lines
         self.max_fixes_per_update = max_fixes_per_update
-        self._open: dict[str, dict[str, _Open]] = {}
+        self._open: OrderedDict[str, dict[str, _Open]] = OrderedDict()
         self._lock = threading.Lock()
 
     def observe(
@@ -148,6 +150,9 @@ class FixTracker:
             now_open = {sig: before.get(sig) or _Open(d, text, now) for sig, d in errors.items()}
             if now_open:
                 self._open[path] = now_open
+                self._open.move_to_end(path)
+                while len(self._open) > MAX_TRACKED_FILES:
+                    self._open.popitem(last=False)
             else:
                 self._open.pop(path, None)
             gone = [(sig, o) for sig, o in before.items() if sig not in errors]

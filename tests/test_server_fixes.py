@@ -92,6 +92,20 @@ def test_a_closed_file_forgets_its_errors():
     assert t.observe("src/home.py", [], FIXED) == []
 
 
+def test_the_tracker_keeps_a_bounded_number_of_files(monkeypatch: pytest.MonkeyPatch):
+    import predictive.fixes as fixes
+
+    monkeypatch.setattr(fixes, "MAX_TRACKED_FILES", 3)
+    t = FixTracker()
+    for i in range(5):
+        t.observe(f"f{i}.py", [Diagnostic(f"f{i}.py", 1, "bad")], "x = 1\n")
+    assert [p for p in (f"f{i}.py" for i in range(5)) if t.open_errors(p)] == [
+        "f2.py",
+        "f3.py",
+        "f4.py",
+    ]
+
+
 def test_the_fix_is_taken_near_the_error_line():
     t = FixTracker()
     text = "\n".join(f"x{i} = {i}" for i in range(60)) + "\n"
