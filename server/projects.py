@@ -7,7 +7,6 @@ Imported in the background after ``initialize`` (it pulls in storage, numpy, the
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import os
 import threading
@@ -39,6 +38,7 @@ log = logging.getLogger("living_memory.projects")
 ENV_EMBEDDER = "LIVING_MEMORY_EMBEDDER"
 ENV_MODEL_DIR = "LIVING_MEMORY_MODEL_DIR"
 WARMUP_PATH = ".living-memory/warm-up"
+LEVELS_PAGE = 500  # memories per transaction when filling levels
 
 
 class Unavailable(Exception):
@@ -244,46 +244,37 @@ class Project:
             await self.backfill_levels()
 
     async def backfill_levels(self) -> None:
-        """Fill the summary / compressed / index levels the store lacks (deterministic), as a
-        cancellable job: the engine would otherwise compute them on every request."""
+        """Fill the summary / compressed / index levels the store lacks (deterministic), a
+        page per transaction, as a cancellable job: the engine would otherwise compute them
+        on every request."""
         from predictive.compress import fill_levels
         from server.jobs import JobCancelled
-        from storage import InvalidInput, MemoryFilter, NotFound
 
         store = self.store
         if store is None:
             return
-        missing_sql = (
-            "SELECT {} FROM memories WHERE summary IS NULL OR compressed IS NULL "
-            "OR index_label IS NULL"
-        )
         missing = await self.call(
-            lambda: store.conn.execute(missing_sql.format("count(*)")).fetchone()[0]
+            lambda: store.conn.execute(
+                "SELECT count(*) FROM memories WHERE coalesce(trim(summary), '') = '' "
+                "OR coalesce(trim(compressed), '') = '' OR coalesce(trim(index_label), '') = ''"
+            ).fetchone()[0]
         )
         if not missing:
             return
 
         def work(job: Any) -> int:
-            done, after = 0, 0
+            done = last = 0
             while True:
                 job.check()
-                ids = [
-                    r[0]
-                    for r in store.conn.execute(
-                        f"SELECT id FROM ({missing_sql.format('id')}) WHERE id > ? "
-                        "ORDER BY id LIMIT 200",
-                        (after,),
-                    )
-                ]
-                if not ids:
+                page = store.lacking_levels(after_id=last, limit=LEVELS_PAGE)
+                if not page:
                     return done
-                after = ids[-1]  # a memory that cannot be filled is not retried forever
-                f = MemoryFilter(include_archived=True, ids=ids)
-                for m in store.list(f, limit=len(ids), order="id"):
-                    with contextlib.suppress(NotFound, InvalidInput):  # purged meanwhile …
-                        store.update(m.id, **fill_levels(m))
-                    done += 1
-                job.progress(done, missing)
+                last = page[-1].id  # a memory that cannot be filled is not retried forever
+                filled = {m.id: lv for m in page if (lv := fill_levels(m))}
+                if filled:
+                    store.set_levels(filled)
+                done += len(page)
+                job.progress(done, max(done, missing))
 
         try:
             n = await self.server.jobs.run(
