@@ -170,6 +170,9 @@ class ContextEngine:
         self._topics: tuple[int, list[tuple[str, int, list[int]]]] | None = None
         self._pool_cache: dict[int, tuple[list[Memory], list[Memory]]] = {}
         self._render_cache: dict[tuple[int, float], dict[Level, str]] = {}
+        self._topics_refreshing = False
+        self._refresh: Any = None  # the last background topic count (kept for its errors)
+        self._background = ThreadPoolExecutor(max_workers=1, thread_name_prefix="lm-topics")
         self._mem_cache: dict[int, Memory] = {}
         self._mem_cache_gen = -1
         self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="lm-query-embed")
@@ -421,6 +424,37 @@ class ContextEngine:
             found += fetched
         return found
 
+    def _topic_index(self) -> list[tuple[str, int, list[int]]]:
+        """The topic index. Counting it scans the anchors (seconds at 100k), so after a write
+        the previous index is served while a fresh one is counted in the background."""
+        generation = self.store.generation()
+        with self._lock:
+            cached = self._topics
+            stale = cached is not None and cached[0] != generation
+            start = stale and not self._topics_refreshing
+            if start:
+                self._topics_refreshing = True
+        if cached is None:
+            topics = self.store.topic_counts(limit=30)
+            with self._lock:
+                self._topics = (generation, topics)
+            return topics
+        if start:
+            self._refresh = self._background.submit(self._refresh_topics, generation)
+        return cached[1]
+
+    def _refresh_topics(self, generation: int) -> None:
+        try:
+            topics = self.store.topic_counts(limit=30)
+            with self._lock:
+                if self._topics is None or self._topics[0] < generation:
+                    self._topics = (generation, topics)
+        except Exception:
+            log.warning("counting the topic index failed", exc_info=True)
+        finally:
+            with self._lock:
+                self._topics_refreshing = False
+
     def _embed_query(self, query: str) -> Any:
         emb = self.store.embedder
         return None if emb is None else emb.embed([query])[0]
@@ -524,15 +558,7 @@ class ContextEngine:
     def _add_index(
         self, tiers: dict[Tier, list[Candidate]], cands: dict[int, _Cand], scored: dict[int, float]
     ) -> None:
-        generation = self.store.generation()
-        with self._lock:
-            cached = self._topics
-        if cached is None or cached[0] != generation:
-            topics = self.store.topic_counts(limit=30)
-            with self._lock:
-                self._topics = (generation, topics)
-        else:
-            topics = cached[1]
+        topics = self._topic_index()
         rend = topic_renderings(topics)
         if rend:
             tiers[Tier.INDEX].append(Candidate("topics", 10.0, rend))

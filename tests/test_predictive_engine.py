@@ -343,3 +343,14 @@ def test_random_stores_never_exceed_budget(specs: list, budget: int, activity: o
                 assert fill.used <= fill.budget
         finally:
             store.close()
+
+
+def test_topic_index_is_recounted_in_the_background_after_a_write(store: MemoryStore) -> None:
+    for i in range(6):
+        store.add(NewMemory(f"auth note {i} about sessions", anchors=[anchor("tag", "auth")]))
+    engine = ContextEngine(store)
+    assert "Ask me about: auth (6" in engine.assemble(req()).markdown
+    store.add(NewMemory("auth note 7 about sessions", anchors=[anchor("tag", "auth")]))
+    engine.assemble(req(branch="b1"))  # served at once with the previous index
+    engine._refresh.result(timeout=30)
+    assert "Ask me about: auth (7" in engine.assemble(req(branch="b2")).markdown
