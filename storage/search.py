@@ -22,6 +22,8 @@ RRF_K = 60
 BM25_WEIGHTS = (1.0, 1.0, 0.8, 1.5, 2.0, 2.0, 0.5)
 # Below this many filtered memories, vector search is exact over their stored vectors.
 EXACT_VECTOR_LIMIT = 4000
+# After widening the approximate search, a filtered set up to this size is searched exactly.
+EXACT_FALLBACK_LIMIT = 50_000
 MODES = ("hybrid", "keyword", "vector")
 # A keyword in more than max(1000, 2 % of memories) memories is too common to search by.
 COMMON_TERM_MIN_DOCS = 1000
@@ -144,6 +146,10 @@ def vector_candidates(
         if len(kept) >= limit or len(hits) >= total:
             return kept[:limit]
         want *= 4
+    # The approximate graph did not surface enough filtered matches (it may return fewer
+    # than asked): a filter this selective is cheap to search exactly.
+    if filters.is_selective and store.count(filters) <= EXACT_FALLBACK_LIMIT:
+        return _exact(store, query_vec, filters, limit)
     return kept[:limit]
 
 
