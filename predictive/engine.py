@@ -40,6 +40,7 @@ from storage import (
     StoreError,
     search,
 )
+from storage.search import MIN_SIMILARITY
 
 log = logging.getLogger(__name__)
 
@@ -326,7 +327,7 @@ class ContextEngine:
                     filters=MemoryFilter(branch=request.branch, valid_at=now),
                     k=max(self.search_k, total // 200),
                     candidates=max(self.search_k, total // 200) * 2,
-                    min_similarity=0.2,
+                    min_similarity=MIN_SIMILARITY,
                     query_vector=qvec.result() if qvec is not None else None,
                     loader=lambda ids: self._memories(ids, generation),
                 )

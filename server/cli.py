@@ -31,14 +31,12 @@ from storage import (
     Scope,
     StoreError,
 )
+from storage.embeddings import ENV_MODEL_DIR, embedder_from_env
 from storage.paths import current_branch, default_db_path, git_root
+from storage.search import MIN_SIMILARITY
 
 EXIT_OK = 0
 EXIT_ERROR = 2
-ENV_MODEL_DIR = "LIVING_MEMORY_MODEL_DIR"
-ENV_EMBEDDER = "LIVING_MEMORY_EMBEDDER"
-# Below this cosine similarity a MiniLM match without shared keywords is mostly noise.
-MIN_SIMILARITY = 0.2
 
 log = logging.getLogger("living_memory")
 
@@ -258,16 +256,7 @@ def _one_line(text: str, width: int = 100) -> str:
 
 
 def _embedder_factory(model_dir: Path | None) -> Callable[[], Any]:
-    def make() -> Any:
-        if os.environ.get(ENV_EMBEDDER, "").lower() == "hashing":
-            from storage.embeddings import HashingEmbedder
-
-            return HashingEmbedder()
-        from storage.embeddings import load_embedder
-
-        return load_embedder(model_dir)
-
-    return make
+    return lambda: embedder_from_env(model_dir)
 
 
 def _progress(label: str) -> Callable[[int, int], None]:

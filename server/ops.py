@@ -25,6 +25,7 @@ from storage import (
     Resolution,
     Scope,
 )
+from storage.search import MIN_SIMILARITY
 
 if TYPE_CHECKING:
     from server.features.contradictions import ContradictionsArgs, ResolveArgs
@@ -37,8 +38,6 @@ if TYPE_CHECKING:
         SearchArgs,
     )
     from server.projects import Project
-
-MIN_SIMILARITY = 0.2
 
 
 def _store(project: Project) -> MemoryStore:

@@ -27,7 +27,7 @@ from predictive.state import EditorState
 from server.injection import Injector, is_generated, is_injected_path
 from server.settings import Settings
 from storage import MemoryStore, StoreError
-from storage.embeddings import Embedder
+from storage.embeddings import ENV_MODEL_DIR, Embedder, embedder_from_env
 from storage.paths import current_branch, default_db_path, git_root, project_key
 
 if TYPE_CHECKING:
@@ -35,8 +35,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("living_memory.projects")
 
-ENV_EMBEDDER = "LIVING_MEMORY_EMBEDDER"
-ENV_MODEL_DIR = "LIVING_MEMORY_MODEL_DIR"
 WARMUP_PATH = ".living-memory/warm-up"
 LEVELS_PAGE = 500  # memories per transaction when filling levels
 
@@ -76,13 +74,7 @@ class Embedders:
 
     @staticmethod
     def _load(model_dir: str | None) -> Embedder:
-        if os.environ.get(ENV_EMBEDDER, "").lower() == "hashing":
-            from storage.embeddings import HashingEmbedder
-
-            return HashingEmbedder()
-        from storage.embeddings import load_embedder
-
-        return load_embedder(model_dir)
+        return embedder_from_env(model_dir)
 
 
 def budget_config(s: Settings) -> BudgetConfig:

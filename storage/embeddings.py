@@ -17,6 +17,8 @@ import numpy as np
 from storage.errors import ModelUnavailable
 
 DEFAULT_MODEL_NAME = "all-MiniLM-L6-v2-onnx-int8"
+ENV_MODEL_DIR = "LIVING_MEMORY_MODEL_DIR"
+ENV_EMBEDDER = "LIVING_MEMORY_EMBEDDER"
 
 
 class Embedder(Protocol):
@@ -226,3 +228,11 @@ def load_embedder(model_dir: str | os.PathLike[str] | None = None, **kw: object)
         if _default is None:
             _default = OnnxEmbedder(**kw)  # type: ignore[arg-type]
         return _default
+
+
+def embedder_from_env(model_dir: str | os.PathLike[str] | None = None) -> Embedder:
+    """The embedder the environment asks for: ``LIVING_MEMORY_EMBEDDER=hashing`` gives the
+    model-free one (tests, dry runs); else the model in ``model_dir``, else the packaged one."""
+    if os.environ.get(ENV_EMBEDDER, "").lower() == "hashing":
+        return HashingEmbedder()
+    return load_embedder(model_dir)

@@ -22,6 +22,8 @@ RRF_K = 60
 BM25_WEIGHTS = (1.0, 1.0, 0.8, 1.5, 2.0, 2.0, 0.5)
 # Below this many filtered memories, vector search is exact over their stored vectors.
 EXACT_VECTOR_LIMIT = 4000
+# Below this cosine similarity a MiniLM match without shared keywords is mostly noise.
+MIN_SIMILARITY = 0.2
 # After widening the approximate search, a filtered set up to this size is searched exactly.
 EXACT_FALLBACK_LIMIT = 50_000
 MODES = ("hybrid", "keyword", "vector")

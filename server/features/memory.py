@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from server.commands import command
 from server.convert import Invalid
+from storage.search import MIN_SIMILARITY
 
 if TYPE_CHECKING:
     from server.app import LivingMemoryServer
@@ -74,7 +75,7 @@ class SearchArgs:
     branch: str | None = None
     mode: Literal["hybrid", "keyword", "vector"] = "hybrid"
     include_archived: bool = False
-    min_similarity: float = 0.2
+    min_similarity: float = MIN_SIMILARITY
     folder: str | None = None
 
     def __post_init__(self) -> None:
