@@ -24,9 +24,10 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from storage.sources.records import GENERATED_MARKER, is_generated
+
 log = logging.getLogger(__name__)
 
-GENERATED_MARKER = "<!-- living-memory:generated"
 MARKER_LINE = (
     f"{GENERATED_MARKER} — written by Living Memory for the file being edited; "
     "edits here are overwritten. Turn it off with the livingMemory.injectionTargets setting. -->"
@@ -61,14 +62,6 @@ TARGETS: dict[str, Target] = {
     "agents": Target("agents", ".living-memory/context.md", ""),
 }
 INJECTED_PATHS: tuple[str, ...] = tuple(t.path for t in TARGETS.values())
-
-
-def is_generated(text: str | bytes) -> bool:
-    """Whether a file's content was written by this tool (the marker is near the top)."""
-    head = text[:2000]
-    if isinstance(head, bytes):
-        head = head.decode("utf-8", errors="replace")
-    return GENERATED_MARKER in head
 
 
 def is_injected_path(folder: Path, path: Path) -> bool:

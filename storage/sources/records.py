@@ -1,0 +1,158 @@
+"""The plain records readers produce, and the log of what they skipped and why."""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+GENERATED_MARKER = "<!-- living-memory:generated"
+"""Files carrying this near the top were written by Living Memory and are never read back."""
+
+MAX_FILE_BYTES = 5_000_000
+"""Readers skip text files larger than this (reason ``too large``)."""
+
+Role = Literal["user", "assistant", "tool", "system"]
+
+
+def is_generated(text: str | bytes) -> bool:
+    """Whether a file's content was written by this tool (the marker is near the top)."""
+    head = text[:2000]
+    if isinstance(head, bytes):
+        head = head.decode("utf-8", errors="replace")
+    return GENERATED_MARKER in head
+
+
+@dataclass
+class SkipLog:
+    """Counts what a reader could not use, by source and reason; keeps the first examples."""
+
+    counts: Counter[tuple[str, str]] = field(default_factory=Counter)
+    examples: list[tuple[str, str, str]] = field(default_factory=list)
+    max_examples: int = 50
+
+    def skip(self, source: str, where: str, reason: str) -> None:
+        self.counts[(source, reason)] += 1
+        if len(self.examples) < self.max_examples:
+            self.examples.append((source, where, reason))
+
+    @property
+    def total(self) -> int:
+        return sum(self.counts.values())
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "total": self.total,
+            "byReason": [
+                {"source": s, "reason": r, "count": n} for (s, r), n in sorted(self.counts.items())
+            ],
+            "examples": [{"source": s, "where": w, "reason": r} for s, w, r in self.examples],
+        }
+
+
+@dataclass(frozen=True)
+class Commit:
+    """One git commit. ``at`` is the author time in epoch seconds."""
+
+    sha: str
+    parents: tuple[str, ...]
+    author: str
+    email: str
+    at: float
+    subject: str
+    body: str
+    files: tuple[str, ...]
+    branch: str | None = None
+    reverts: str | None = None  # the full or abbreviated sha named by "This reverts commit X"
+
+    @property
+    def is_merge(self) -> bool:
+        return len(self.parents) > 1
+
+
+@dataclass(frozen=True)
+class DecisionRecord:
+    """One architecture decision record (Nygard or MADR). Paths are relative to the root."""
+
+    path: str
+    title: str
+    format: Literal["nygard", "madr", "unknown"]
+    number: int | None = None
+    status: str | None = None  # lower case: proposed, accepted, deprecated, superseded, rejected…
+    date: float | None = None
+    context: str = ""
+    decision: str = ""
+    consequences: str = ""
+    options: tuple[str, ...] = ()
+    chosen: str | None = None
+    rationale: str | None = None
+    deciders: tuple[str, ...] = ()
+    supersedes: tuple[str, ...] = ()  # paths of the records this one supersedes
+    superseded_by: tuple[str, ...] = ()  # paths of the records that supersede this one
+    text: str = ""
+
+
+@dataclass(frozen=True)
+class RuleItem:
+    """One atomic statement of a rule file: a bullet, a numbered item or a short paragraph."""
+
+    text: str
+    heading: str | None = None
+    line: int = 0
+
+
+@dataclass(frozen=True)
+class RuleFile:
+    """A rule or instruction file, split into items. ``globs`` are anchors for its items."""
+
+    path: str
+    kind: Literal[
+        "cursorrules",
+        "cursor-mdc",
+        "claude",
+        "agents",
+        "copilot",
+        "copilot-instructions",
+        "contributing",
+    ]
+    items: tuple[RuleItem, ...]
+    globs: tuple[str, ...] = ()
+    always_apply: bool = False
+    description: str | None = None
+    text: str = ""
+
+
+@dataclass(frozen=True)
+class CodeBlock:
+    code: str
+    language: str | None = None
+    filename: str | None = None
+
+
+@dataclass(frozen=True)
+class ChatMessage:
+    """One turn. ``idx`` is its position in the conversation, from 0."""
+
+    idx: int
+    role: Role
+    text: str
+    at: float | None = None
+    code_blocks: tuple[CodeBlock, ...] = ()
+    files: tuple[str, ...] = ()
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Conversation:
+    """One chat session from one tool. ``external_id`` is unique within that tool."""
+
+    tool: Literal["cursor", "specstory", "copilot", "claude", "codex", "locomo"]
+    external_id: str
+    messages: tuple[ChatMessage, ...]
+    title: str | None = None
+    workspace: str | None = None  # the project folder the conversation belongs to, if known
+    branch: str | None = None
+    started_at: float | None = None
+    ended_at: float | None = None
+    origin: str = ""  # the file it was read from
+    metadata: dict[str, Any] = field(default_factory=dict)
