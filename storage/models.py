@@ -35,6 +35,7 @@ class AnchorType(str, enum.Enum):
     BRANCH = "branch"
     ERROR = "error"
     TAG = "tag"
+    GLOB = "glob"  # a path pattern (``src/api/**``): the memory belongs to matching files
 
 
 class Scope(str, enum.Enum):

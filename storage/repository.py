@@ -716,6 +716,17 @@ class MemoryStore:
             out.setdefault(mid, []).append(Anchor(AnchorType(t), v))
         return out
 
+    def glob_anchors(self, *, include_archived: bool = False) -> list[tuple[int, str]]:
+        """(memory id, pattern) of every ``glob`` anchor; few, so callers match in Python."""
+        archived = "" if include_archived else "AND m.archived = 0"
+        return [
+            (r[0], r[1])
+            for r in self.conn.execute(
+                "SELECT a.memory_id, a.value FROM anchors a JOIN memories m ON "
+                f"m.id = a.memory_id {archived} WHERE a.type = 'glob' ORDER BY a.memory_id"
+            )
+        ]
+
     def topic_counts(
         self,
         types: Sequence[AnchorType] = (AnchorType.TAG, AnchorType.MODULE),

@@ -183,4 +183,41 @@ CREATE VIRTUAL TABLE memories_fts USING fts5(
 );
 """
 
-MIGRATIONS: list[str] = [_V1]
+# v2: keyword search over conversations (session-first retrieval), ingestion cursors, and
+# ``glob`` anchors (a rule for ``src/api/**`` belongs to those files).
+_V2 = """
+CREATE TABLE anchors_v2(
+    memory_id INTEGER NOT NULL REFERENCES memories(id) ON DELETE CASCADE,
+    type      TEXT NOT NULL
+              CHECK (type IN ('file','module','symbol','branch','error','tag','glob')),
+    value     TEXT NOT NULL,
+    PRIMARY KEY (memory_id, type, value)
+) WITHOUT ROWID;
+INSERT INTO anchors_v2(memory_id, type, value) SELECT memory_id, type, value FROM anchors;
+DROP TABLE anchors;
+ALTER TABLE anchors_v2 RENAME TO anchors;
+CREATE INDEX anchors_lookup ON anchors(type, value, memory_id);
+
+CREATE VIRTUAL TABLE messages_fts USING fts5(
+    text, terms,
+    tokenize = 'porter unicode61 remove_diacritics 2'
+);
+CREATE VIRTUAL TABLE sessions_fts USING fts5(
+    title, summary, terms,
+    tokenize = 'porter unicode61 remove_diacritics 2'
+);
+CREATE INDEX messages_pending ON messages(model_id);
+CREATE INDEX sessions_started ON sessions(started_at);
+
+-- Where each ingestion source got to (last commit, file fingerprints…), so re-runs are
+-- incremental and idempotent.
+CREATE TABLE ingest_state(
+    source     TEXT NOT NULL,
+    key        TEXT NOT NULL,
+    value      TEXT NOT NULL,
+    updated_at REAL NOT NULL,
+    PRIMARY KEY (source, key)
+) WITHOUT ROWID;
+"""
+
+MIGRATIONS: list[str] = [_V1, _V2]

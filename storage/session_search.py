@@ -1,0 +1,296 @@
+"""Searching conversations: globally over every message, or session first (seed 004).
+
+Session first: find the best sessions by their summaries, search messages only inside them,
+add each hit's neighbouring messages as context, and cross-link the sessions most like the
+ones found. Both paths fuse FTS5 bm25 with exact cosine similarity the way memory search does.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from storage.errors import InvalidInput
+from storage.repository import MemoryStore
+from storage.search import DEFAULT_ALPHA, MIN_SIMILARITY, fuse
+from storage.sessions import Message, Session, SessionStore
+from storage.text import fts_or, fts_terms
+
+MODES = ("hybrid", "keyword", "vector")
+
+
+@dataclass
+class MessageHit:
+    message: Message
+    score: float
+    session: Session | None = None
+    session_score: float | None = None
+    neighbours: list[Message] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            **self.message.to_dict(),
+            "score": round(self.score, 6),
+            "session": None if self.session is None else self.session.to_dict(),
+            "sessionScore": None if self.session_score is None else round(self.session_score, 6),
+            "neighbours": [n.to_dict() for n in self.neighbours],
+        }
+
+
+@dataclass
+class SessionHit:
+    session: Session
+    score: float
+
+    def to_dict(self) -> dict[str, Any]:
+        return {**self.session.to_dict(), "score": round(self.score, 6)}
+
+
+@dataclass
+class SessionFirstResult:
+    """Ranked messages from the best sessions, with those sessions and cross-links."""
+
+    hits: list[MessageHit]
+    sessions: list[SessionHit]
+    cross_links: list[SessionHit]
+    elapsed_ms: float = 0.0
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "hits": [h.to_dict() for h in self.hits],
+            "sessions": [s.to_dict() for s in self.sessions],
+            "crossLinks": [s.to_dict() for s in self.cross_links],
+            "elapsedMs": round(self.elapsed_ms, 2),
+        }
+
+
+def _check(query: str, k: int, mode: str) -> None:
+    if not isinstance(query, str) or not query.strip():
+        raise InvalidInput("the search query is empty")
+    if not isinstance(k, int) or k <= 0:
+        raise InvalidInput("k must be at least 1")
+    if mode not in MODES:
+        raise InvalidInput(f"unknown mode {mode!r}; use one of {', '.join(MODES)}")
+
+
+def _keyword(
+    store: MemoryStore,
+    table: str,
+    weights: str,
+    query: str,
+    k: int,
+    restrict_sql: str = "",
+    restrict: list[Any] | None = None,
+) -> list[tuple[int, float]]:
+    q = fts_or(fts_terms(query))
+    if q is None:
+        return []
+    sql = (
+        f"SELECT rowid, -bm25({table}, {weights}) AS s FROM {table} WHERE {table} MATCH ?"
+        f"{restrict_sql} ORDER BY bm25({table}, {weights}) LIMIT ?"
+    )
+    return [(r[0], r[1]) for r in store.conn.execute(sql, (q, *(restrict or []), k))]
+
+
+def _top(ids: np.ndarray, sims: np.ndarray, k: int) -> list[tuple[int, float]]:
+    if len(ids) == 0:
+        return []
+    k = min(k, len(ids))
+    part = np.argpartition(-sims, k - 1)[:k]
+    order = part[np.argsort(-sims[part], kind="stable")]
+    return [(int(ids[i]), float(sims[i])) for i in order if float(sims[i]) >= MIN_SIMILARITY]
+
+
+def _query_vector(sessions: SessionStore, query: str, mode: str) -> np.ndarray | None:
+    if mode == "keyword":
+        return None
+    emb = sessions.store.embedder
+    if emb is None:
+        if mode == "vector":
+            raise InvalidInput("vector search needs an embedding model")
+        return None
+    return emb.embed([query])[0]
+
+
+def _message_candidates(
+    sessions: SessionStore,
+    query: str,
+    k: int,
+    mode: str,
+    qv: np.ndarray | None,
+    session_ids: list[int] | None,
+) -> tuple[list[tuple[int, float]], list[tuple[int, float]]]:
+    kw: list[tuple[int, float]] = []
+    vec: list[tuple[int, float]] = []
+    if mode in ("hybrid", "keyword"):
+        if session_ids is None:
+            kw = _keyword(sessions.store, "messages_fts", "1.0, 0.5", query, k)
+        else:
+            kw = _keyword(
+                sessions.store,
+                "messages_fts",
+                "1.0, 0.5",
+                query,
+                k,
+                " AND rowid IN (SELECT id FROM messages WHERE session_id IN "
+                "(SELECT value FROM json_each(?)))",
+                [json.dumps(session_ids)],
+            )
+    if qv is not None:
+        mat = sessions.matrix()
+        if mat is not None and len(mat.message_ids):
+            if session_ids is None:
+                vec = _top(mat.message_ids, mat.messages @ qv, k)
+            else:
+                mask = np.isin(mat.message_sessions, np.asarray(session_ids, dtype=np.int64))
+                vec = _top(mat.message_ids[mask], mat.messages[mask] @ qv, k)
+    return kw, vec
+
+
+def search_messages(
+    store: MemoryStore | SessionStore,
+    query: str,
+    *,
+    k: int = 10,
+    mode: str = "hybrid",
+    alpha: float = DEFAULT_ALPHA,
+    session_ids: list[int] | None = None,
+    query_vector: np.ndarray | None = None,
+) -> list[MessageHit]:
+    """Global message search (or within ``session_ids``), best first."""
+    _check(query, k, mode)
+    sessions = store if isinstance(store, SessionStore) else SessionStore(store)
+    qv = query_vector if query_vector is not None else _query_vector(sessions, query, mode)
+    pool = max(50, 3 * k)
+    kw, vec = _message_candidates(sessions, query, pool, mode, qv, session_ids)
+    fused = fuse(kw, vec, fusion="weighted", alpha=alpha)[:k]
+    msgs = sessions.messages_by_id([f[0] for f in fused])
+    by_session = {s.id: s for s in sessions.get_many({m.session_id for m in msgs.values()})}
+    return [
+        MessageHit(msgs[mid], score, by_session.get(msgs[mid].session_id))
+        for mid, score, _ in fused
+        if mid in msgs
+    ]
+
+
+def search_sessions(
+    store: MemoryStore | SessionStore,
+    query: str,
+    *,
+    k: int = 5,
+    mode: str = "hybrid",
+    alpha: float = DEFAULT_ALPHA,
+    query_vector: np.ndarray | None = None,
+) -> list[SessionHit]:
+    """Sessions whose title and summary match the query, best first."""
+    _check(query, k, mode)
+    sessions = store if isinstance(store, SessionStore) else SessionStore(store)
+    qv = query_vector if query_vector is not None else _query_vector(sessions, query, mode)
+    pool = max(20, 3 * k)
+    kw = (
+        _keyword(sessions.store, "sessions_fts", "2.0, 1.0, 0.5", query, pool)
+        if mode in ("hybrid", "keyword")
+        else []
+    )
+    vec: list[tuple[int, float]] = []
+    if qv is not None:
+        mat = sessions.matrix()
+        if mat is not None and len(mat.session_ids):
+            vec = _top(mat.session_ids, mat.sessions @ qv, pool)
+    fused = fuse(kw, vec, fusion="weighted", alpha=alpha)[:k]
+    found = {s.id: s for s in sessions.get_many([f[0] for f in fused])}
+    return [SessionHit(found[sid], score) for sid, score, _ in fused if sid in found]
+
+
+def _cross_links(sessions: SessionStore, chosen: list[int], limit: int) -> list[tuple[int, float]]:
+    """Sessions whose summaries are closest to the centroid of the chosen ones."""
+    mat = sessions.matrix()
+    if limit <= 0 or mat is None or not len(mat.session_ids) or not chosen:
+        return []
+    mask = np.isin(mat.session_ids, np.asarray(chosen, dtype=np.int64))
+    if not mask.any():
+        return []
+    centroid = mat.sessions[mask].mean(axis=0)
+    norm = float(np.linalg.norm(centroid))
+    if norm == 0.0:
+        return []
+    sims = mat.sessions[~mask] @ (centroid / norm)
+    return _top(mat.session_ids[~mask], sims, limit)
+
+
+def session_first(
+    store: MemoryStore | SessionStore,
+    query: str,
+    *,
+    k: int = 10,
+    top_sessions: int = 3,
+    per_session: int = 5,
+    neighbours: int = 1,
+    cross_links: int = 3,
+    mode: str = "hybrid",
+    alpha: float = DEFAULT_ALPHA,
+    session_weight: float = 0.3,
+    query_vector: np.ndarray | None = None,
+) -> SessionFirstResult:
+    """Seed 004's contextual retrieval: sessions by summary → messages inside them →
+    neighbouring messages → related sessions. Enough sessions are opened to fill ``k``."""
+    _check(query, k, mode)
+    if not 0.0 <= session_weight <= 1.0:
+        raise InvalidInput("session_weight must be between 0 and 1")
+    started = time.perf_counter()
+    sessions = store if isinstance(store, SessionStore) else SessionStore(store)
+    qv = query_vector if query_vector is not None else _query_vector(sessions, query, mode)
+    per_session = max(1, per_session)
+    n_sessions = max(top_sessions, math.ceil(k / per_session))
+    found = search_sessions(sessions, query, k=n_sessions, mode=mode, alpha=alpha, query_vector=qv)
+    hits: list[MessageHit] = []
+    if found:
+        best = found[0].score or 1.0
+        s_score = {h.session.id: h.score / best for h in found}
+        s_of = {h.session.id: h.session for h in found}
+        ids = list(s_score)
+        kw, vec = _message_candidates(
+            sessions, query, max(50, per_session * len(ids) * 3), mode, qv, ids
+        )
+        fused = fuse(kw, vec, fusion="weighted", alpha=alpha)
+        msgs = sessions.messages_by_id([f[0] for f in fused])
+        taken: dict[int, int] = {}
+        for mid, score, _ in fused:
+            m = msgs.get(mid)
+            if m is None or taken.get(m.session_id, 0) >= per_session:
+                continue
+            taken[m.session_id] = taken.get(m.session_id, 0) + 1
+            ss = s_score[m.session_id]
+            hits.append(
+                MessageHit(
+                    m,
+                    (1 - session_weight) * score + session_weight * ss,
+                    s_of[m.session_id],
+                    ss,
+                )
+            )
+        hits.sort(key=lambda h: (-h.score, h.message.id))
+        hits = hits[:k]
+        if neighbours > 0:
+            for h in hits:
+                m = h.message
+                h.neighbours = [
+                    n
+                    for n in sessions.messages(
+                        m.session_id, m.idx - neighbours, m.idx + neighbours + 1
+                    )
+                    if n.idx != m.idx
+                ]
+    links = _cross_links(sessions, [h.session.id for h in found], cross_links)
+    linked = {s.id: s for s in sessions.get_many([sid for sid, _ in links])}
+    return SessionFirstResult(
+        hits=hits,
+        sessions=found,
+        cross_links=[SessionHit(linked[sid], sc) for sid, sc in links if sid in linked],
+        elapsed_ms=(time.perf_counter() - started) * 1000,
+    )

@@ -1,0 +1,442 @@
+"""Conversations as sessions and messages: stored redacted, searchable by keyword, embedded.
+
+A session is keyed by ``(tool, external_id)``; saving it again adds the messages that are new
+and refreshes the ones whose text changed, so re-ingesting is idempotent and incremental.
+Vectors are float32 BLOBs in the rows themselves, with the model that made them; vector search
+over them is exact (:class:`MessageMatrix`), rebuilt from the rows whenever they changed.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from storage import db as dbmod
+from storage.errors import InvalidInput, NotFound
+from storage.redact import redact
+from storage.repository import MemoryStore
+from storage.sources.records import Conversation
+from storage.text import identifier_terms
+
+MAX_MESSAGE_CHARS = 20_000
+"""Longer messages are stored cut to this length (the source still has them whole)."""
+
+
+@dataclass(frozen=True)
+class Session:
+    id: int
+    tool: str
+    external_id: str
+    title: str | None
+    workspace: str | None
+    started_at: float | None
+    ended_at: float | None
+    summary: str | None
+    message_count: int = 0
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "tool": self.tool,
+            "externalId": self.external_id,
+            "title": self.title,
+            "workspace": self.workspace,
+            "startedAt": self.started_at,
+            "endedAt": self.ended_at,
+            "summary": self.summary,
+            "messageCount": self.message_count,
+        }
+
+
+@dataclass(frozen=True)
+class Message:
+    id: int
+    session_id: int
+    idx: int
+    role: str
+    text: str
+    at: float | None
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "sessionId": self.session_id,
+            "idx": self.idx,
+            "role": self.role,
+            "text": self.text,
+            "at": self.at,
+            "metadata": self.metadata,
+        }
+
+
+@dataclass(frozen=True)
+class SaveResult:
+    session_id: int
+    created: bool
+    new_messages: int
+    changed_messages: int
+
+
+def _message_metadata(m: Any) -> dict[str, Any]:
+    meta: dict[str, Any] = dict(m.metadata or {})
+    if m.code_blocks:
+        meta["codeBlocks"] = [
+            {"language": b.language, "filename": b.filename, "code": redact(b.code)[:20_000]}
+            for b in m.code_blocks
+        ]
+    if m.files:
+        meta["files"] = list(m.files)
+    return meta
+
+
+def _dumps(meta: dict[str, Any]) -> str:
+    try:
+        return json.dumps(meta, ensure_ascii=False, default=str)
+    except (TypeError, ValueError):
+        return "{}"
+
+
+class SessionStore:
+    """Sessions and messages of one project's store (uses the store's connections)."""
+
+    def __init__(self, store: MemoryStore) -> None:
+        self.store = store
+        self._matrix_lock = threading.Lock()
+        self._matrix: MessageMatrix | None = None
+
+    # ---- write -----------------------------------------------------------------------------
+
+    def save(self, conv: Conversation, *, summary: str | None = None) -> SaveResult:
+        """Insert or update one conversation in one transaction (texts redacted)."""
+        if not conv.external_id:
+            raise InvalidInput("a conversation needs an external id")
+        conn = self.store.conn
+        title = redact(conv.title) if conv.title else None
+        summary = redact(summary) if summary else None
+        meta = dict(conv.metadata or {})
+        if conv.branch:
+            meta["branch"] = conv.branch
+        if conv.origin:
+            meta["origin"] = conv.origin
+        with dbmod.immediate(conn):
+            row = conn.execute(
+                "SELECT id, summary FROM sessions WHERE source_tool = ? AND external_id = ?",
+                (conv.tool, conv.external_id),
+            ).fetchone()
+            created = row is None
+            if created:
+                sid = conn.execute(
+                    "INSERT INTO sessions(source_tool, external_id, workspace, title, started_at, "
+                    "ended_at, summary, metadata) VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
+                    (
+                        conv.tool,
+                        conv.external_id,
+                        conv.workspace,
+                        title,
+                        conv.started_at,
+                        conv.ended_at,
+                        summary,
+                        _dumps(meta),
+                    ),
+                ).fetchone()[0]
+            else:
+                sid = row[0]
+                summary_changed = summary is not None and row[1] != summary
+                conn.execute(
+                    "UPDATE sessions SET workspace = coalesce(?, workspace), "
+                    "title = coalesce(?, title), started_at = coalesce(?, started_at), "
+                    "ended_at = coalesce(?, ended_at), summary = coalesce(?, summary), "
+                    "metadata = ?, "
+                    "embedding = CASE WHEN ? THEN NULL ELSE embedding END, "
+                    "model_id = CASE WHEN ? THEN NULL ELSE model_id END WHERE id = ?",
+                    (
+                        conv.workspace,
+                        title,
+                        conv.started_at,
+                        conv.ended_at,
+                        summary,
+                        _dumps(meta),
+                        summary_changed,
+                        summary_changed,
+                        sid,
+                    ),
+                )
+            old = dict(conn.execute("SELECT idx, text FROM messages WHERE session_id = ?", (sid,)))
+            new_n = changed_n = 0
+            for m in conv.messages:
+                text = redact(m.text[:MAX_MESSAGE_CHARS]).strip()
+                if not text:
+                    continue
+                meta_json = _dumps(_message_metadata(m))
+                if m.idx not in old:
+                    mid = conn.execute(
+                        "INSERT INTO messages(session_id, idx, role, text, at, metadata) "
+                        "VALUES (?, ?, ?, ?, ?, ?) RETURNING id",
+                        (sid, m.idx, m.role, text, m.at, meta_json),
+                    ).fetchone()[0]
+                    new_n += 1
+                elif old[m.idx] != text:
+                    mid = conn.execute(
+                        "UPDATE messages SET role = ?, text = ?, at = ?, metadata = ?, "
+                        "embedding = NULL, model_id = NULL WHERE session_id = ? AND idx = ? "
+                        "RETURNING id",
+                        (m.role, text, m.at, meta_json, sid, m.idx),
+                    ).fetchone()[0]
+                    conn.execute("DELETE FROM messages_fts WHERE rowid = ?", (mid,))
+                    changed_n += 1
+                else:
+                    continue
+                conn.execute(
+                    "INSERT INTO messages_fts(rowid, text, terms) VALUES (?, ?, ?)",
+                    (mid, text, identifier_terms(text)),
+                )
+            title, summary = conn.execute(
+                "SELECT title, summary FROM sessions WHERE id = ?", (sid,)
+            ).fetchone()
+            conn.execute("DELETE FROM sessions_fts WHERE rowid = ?", (sid,))
+            conn.execute(
+                "INSERT INTO sessions_fts(rowid, title, summary, terms) VALUES (?, ?, ?, ?)",
+                (
+                    sid,
+                    title or "",
+                    summary or "",
+                    identifier_terms(f"{title or ''} {summary or ''}"),
+                ),
+            )
+        return SaveResult(sid, created, new_n, changed_n)
+
+    def link(self, session_id: int, memory_id: int, message_idx: int | None = None) -> None:
+        """Record that a memory was extracted from this session (at that message)."""
+        conn = self.store.conn
+        with dbmod.immediate(conn):
+            conn.execute(
+                "INSERT OR IGNORE INTO session_memories(session_id, memory_id, message_idx) "
+                "VALUES (?, ?, ?)",
+                (session_id, memory_id, message_idx),
+            )
+
+    # ---- embeddings ------------------------------------------------------------------------
+
+    def pending_embeddings(self) -> int:
+        emb = self.store.embedder
+        if emb is None:
+            return 0
+        conn = self.store.conn
+        (m,) = conn.execute(
+            "SELECT count(*) FROM messages WHERE model_id IS NULL OR model_id != ?",
+            (emb.model_id,),
+        ).fetchone()
+        (s,) = conn.execute(
+            "SELECT count(*) FROM sessions WHERE summary IS NOT NULL AND "
+            "(model_id IS NULL OR model_id != ?)",
+            (emb.model_id,),
+        ).fetchone()
+        return m + s
+
+    def embed_pending(
+        self, *, batch: int = 64, progress: Callable[[int, int], None] | None = None
+    ) -> int:
+        """Embed messages and session summaries lacking a vector from the current model."""
+        emb = self.store.embedder
+        if emb is None:
+            return 0
+        conn = self.store.conn
+        total = self.pending_embeddings()
+        done = 0
+        for table, col in (
+            ("messages", "text"),
+            ("sessions", "coalesce(title, '') || '. ' || summary"),
+        ):
+            extra = " AND summary IS NOT NULL" if table == "sessions" else ""
+            while True:
+                rows = conn.execute(
+                    f"SELECT id, {col} FROM {table} WHERE (model_id IS NULL OR model_id != ?)"
+                    f"{extra} ORDER BY id LIMIT ?",
+                    (emb.model_id, batch),
+                ).fetchall()
+                if not rows:
+                    break
+                vecs = emb.embed([r[1] for r in rows]).astype("<f4", copy=False)
+                with dbmod.immediate(conn):
+                    conn.executemany(
+                        f"UPDATE {table} SET embedding = ?, model_id = ? WHERE id = ?",
+                        [(v.tobytes(), emb.model_id, r[0]) for r, v in zip(rows, vecs)],
+                    )
+                done += len(rows)
+                if progress:
+                    progress(done, total)
+        return done
+
+    # ---- read ------------------------------------------------------------------------------
+
+    _SESSION_COLS = (
+        "s.id, s.source_tool, s.external_id, s.title, s.workspace, s.started_at, s.ended_at, "
+        "s.summary, s.metadata, (SELECT count(*) FROM messages WHERE session_id = s.id)"
+    )
+
+    @staticmethod
+    def _session(r: Sequence[Any]) -> Session:
+        return Session(
+            id=r[0],
+            tool=r[1],
+            external_id=r[2],
+            title=r[3],
+            workspace=r[4],
+            started_at=r[5],
+            ended_at=r[6],
+            summary=r[7],
+            metadata=json.loads(r[8] or "{}"),
+            message_count=r[9],
+        )
+
+    def get(self, session_id: int) -> Session:
+        found = self.get_many([session_id])
+        if not found:
+            raise NotFound(f"no session with id {session_id}")
+        return found[0]
+
+    def get_many(self, ids: Iterable[int]) -> list[Session]:
+        ids = [int(i) for i in ids]
+        rows = self.store.conn.execute(
+            f"SELECT {self._SESSION_COLS} FROM sessions s WHERE s.id IN "
+            "(SELECT value FROM json_each(?))",
+            (json.dumps(ids),),
+        ).fetchall()
+        by_id = {r[0]: self._session(r) for r in rows}
+        return [by_id[i] for i in ids if i in by_id]
+
+    def find(self, tool: str, external_id: str) -> Session | None:
+        row = self.store.conn.execute(
+            f"SELECT {self._SESSION_COLS} FROM sessions s WHERE s.source_tool = ? "
+            "AND s.external_id = ?",
+            (tool, external_id),
+        ).fetchone()
+        return None if row is None else self._session(row)
+
+    def list(self, *, limit: int = 50, tool: str | None = None) -> list[Session]:
+        where, params = ("WHERE s.source_tool = ?", [tool]) if tool else ("", [])
+        rows = self.store.conn.execute(
+            f"SELECT {self._SESSION_COLS} FROM sessions s {where} "
+            "ORDER BY coalesce(s.ended_at, s.started_at) DESC, s.id DESC LIMIT ?",
+            (*params, limit),
+        ).fetchall()
+        return [self._session(r) for r in rows]
+
+    def count(self) -> tuple[int, int]:
+        """(sessions, messages)."""
+        conn = self.store.conn
+        return (
+            conn.execute("SELECT count(*) FROM sessions").fetchone()[0],
+            conn.execute("SELECT count(*) FROM messages").fetchone()[0],
+        )
+
+    _MESSAGE_COLS = "id, session_id, idx, role, text, at, metadata"
+
+    @staticmethod
+    def _message(r: Sequence[Any]) -> Message:
+        return Message(r[0], r[1], r[2], r[3], r[4], r[5], json.loads(r[6] or "{}"))
+
+    def messages(self, session_id: int, start: int = 0, end: int | None = None) -> list[Message]:
+        """Messages ``start <= idx < end`` of a session, in order."""
+        rows = self.store.conn.execute(
+            f"SELECT {self._MESSAGE_COLS} FROM messages WHERE session_id = ? AND idx >= ? "
+            "AND idx < ? ORDER BY idx",
+            (session_id, start, end if end is not None else 2**62),
+        ).fetchall()
+        return [self._message(r) for r in rows]
+
+    def messages_by_id(self, ids: Iterable[int]) -> dict[int, Message]:
+        rows = self.store.conn.execute(
+            f"SELECT {self._MESSAGE_COLS} FROM messages WHERE id IN "
+            "(SELECT value FROM json_each(?))",
+            (json.dumps([int(i) for i in ids]),),
+        ).fetchall()
+        return {r[0]: self._message(r) for r in rows}
+
+    def memories_of(self, session_id: int) -> list[tuple[int, int | None]]:
+        """(memory id, message index) of the memories extracted from a session."""
+        return list(
+            self.store.conn.execute(
+                "SELECT memory_id, message_idx FROM session_memories WHERE session_id = ? "
+                "ORDER BY message_idx, memory_id",
+                (session_id,),
+            )
+        )
+
+    def matrix(self) -> MessageMatrix | None:
+        """Exact-search matrices of message and session vectors, rebuilt when rows changed."""
+        emb = self.store.embedder
+        if emb is None:
+            return None
+        conn = self.store.conn
+        key = (
+            emb.model_id,
+            *conn.execute(
+                "SELECT count(*), coalesce(max(id), 0), coalesce(sum(length(embedding)), 0) "
+                "FROM messages WHERE model_id = ?",
+                (emb.model_id,),
+            ).fetchone(),
+            *conn.execute(
+                "SELECT count(*), coalesce(sum(id), 0) FROM sessions WHERE model_id = ?",
+                (emb.model_id,),
+            ).fetchone(),
+        )
+        with self._matrix_lock:
+            if self._matrix is None or self._matrix.key != key:
+                self._matrix = MessageMatrix.load(conn, emb.model_id, emb.dim, key)
+            return self._matrix
+
+
+@dataclass
+class MessageMatrix:
+    """Message and session-summary vectors as dense matrices for exact cosine search."""
+
+    key: tuple[Any, ...]
+    message_ids: np.ndarray
+    message_sessions: np.ndarray
+    messages: np.ndarray
+    session_ids: np.ndarray
+    sessions: np.ndarray
+    built_at: float = field(default_factory=time.time)
+
+    @classmethod
+    def load(cls, conn: Any, model_id: str, dim: int, key: tuple[Any, ...]) -> MessageMatrix:
+        def read(sql: str) -> tuple[list[int], list[int], np.ndarray]:
+            ids: list[int] = []
+            extra: list[int] = []
+            blobs: list[bytes] = []
+            for r in conn.execute(sql, (model_id, dim * 4)):
+                ids.append(r[0])
+                extra.append(r[1])
+                blobs.append(r[2])
+            mat = (
+                np.frombuffer(b"".join(blobs), dtype="<f4").reshape(len(blobs), dim)
+                if blobs
+                else np.zeros((0, dim), dtype=np.float32)
+            )
+            return ids, extra, mat
+
+        mids, msess, mmat = read(
+            "SELECT id, session_id, embedding FROM messages WHERE model_id = ? "
+            "AND length(embedding) = ? ORDER BY id"
+        )
+        sids, _, smat = read(
+            "SELECT id, 0, embedding FROM sessions WHERE model_id = ? "
+            "AND length(embedding) = ? ORDER BY id"
+        )
+        return cls(
+            key=key,
+            message_ids=np.asarray(mids, dtype=np.int64),
+            message_sessions=np.asarray(msess, dtype=np.int64),
+            messages=mmat,
+            session_ids=np.asarray(sids, dtype=np.int64),
+            sessions=smat,
+        )
