@@ -1,0 +1,282 @@
+"""Commits of a git repository, oldest first, read with the ``git`` command.
+
+One ``git log`` process streams the history; it is parsed token by token, so memory stays
+flat however long the history is. Choices:
+
+- **Order**: ``--date-order --reverse``: parents always come before their children, otherwise
+  commit-time order. Any prefix of the stream is therefore closed under ancestry, so a caller
+  that stops after ``limit`` commits and later passes the last sha as ``after`` loses nothing
+  (a commit may come twice; callers dedupe by sha).
+- **after**: the last ingested sha; only commits not reachable from it (``after..HEAD``). An
+  unknown sha (history rewritten, object gone) is logged as ``unknown last commit`` and the
+  whole history is read again.
+- **since**: epoch seconds, passed to git as ``--since`` (git compares the *committer* date;
+  :attr:`Commit.at` is the author date).
+- **Merges**: their files are the diff against the first parent (what the merge brought into
+  the branch); ``Commit.parents`` tells them apart.
+- **Reverts**: ``This reverts commit <sha>.`` in the message fills :attr:`Commit.reverts`.
+- **Branch**: the checked-out branch, for commits reachable from ``HEAD`` but from no other
+  branch (local, or remote other than the same branch's upstream): work done only there.
+  Shared history, and everything when ``HEAD`` is detached, has no branch. This never ties a
+  commit that is also on another branch to one of them.
+- **A subfolder of a repository**: only commits touching it, paths relative to it.
+- Messages are decoded as UTF-8 with replacement characters; so are file names.
+- Not a repository, git missing, an empty repository: nothing is read and the skip log says
+  why. A shallow clone is read as far as it goes and logged as ``shallow clone``.
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+import os
+import re
+import subprocess
+import tempfile
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import IO
+
+from storage.sources.records import Commit, SkipLog
+
+log = logging.getLogger(__name__)
+
+SOURCE = "git"
+_FIELDS = 7  # sha, parents, author, email, author time, subject, body
+_FORMAT = "%x1e%H%x00%P%x00%aN%x00%aE%x00%at%x00%s%x00%b%x00"
+_SHA = re.compile(rb"\x1e([0-9a-f]{40}|[0-9a-f]{64})")
+_REVERTS = re.compile(r"This reverts commit ([0-9a-fA-F]{7,64})")
+_CHUNK = 1 << 16
+
+
+def _env() -> dict[str, str]:
+    env = dict(os.environ)
+    env.update({"GIT_TERMINAL_PROMPT": "0", "GIT_PAGER": "cat", "LC_ALL": "C"})
+    return env
+
+
+def _git(root: Path, *args: str, stdin: str | None = None) -> subprocess.CompletedProcess[bytes]:
+    """Run ``git -C root args`` to completion; raises FileNotFoundError when git is missing."""
+    return subprocess.run(
+        ["git", "-C", str(root), *args],
+        input=stdin.encode("utf-8") if stdin is not None else None,
+        capture_output=True,
+        env=_env(),
+        check=False,
+    )
+
+
+def _out(root: Path, *args: str) -> str | None:
+    """The trimmed stdout of a successful git command, else None (git missing included)."""
+    try:
+        proc = _git(root, *args)
+    except OSError:
+        return None
+    if proc.returncode != 0:
+        return None
+    return proc.stdout.decode("utf-8", errors="replace").strip()
+
+
+def is_repo(root: Path) -> bool:
+    """Whether ``root`` is inside a git work tree (False when git is not installed)."""
+    return _out(root, "rev-parse", "--is-inside-work-tree") == "true"
+
+
+def head(root: Path) -> str | None:
+    """The full sha ``HEAD`` points at; None outside a repository or before the first commit."""
+    return _out(root, "rev-parse", "--verify", "-q", "HEAD^{commit}") or None
+
+
+@functools.lru_cache(maxsize=1)
+def _git_version() -> tuple[int, int]:
+    """The installed git's (major, minor), (0, 0) when unknown."""
+    m = re.search(r"(\d+)\.(\d+)", _out(Path.cwd(), "version") or "")
+    return (int(m.group(1)), int(m.group(2))) if m else (0, 0)
+
+
+def _commit_exists(root: Path, rev: str) -> bool:
+    return _out(root, "rev-parse", "--verify", "-q", f"{rev}^{{commit}}") is not None
+
+
+def _only_on_branch(root: Path, revs: Sequence[str], since: float | None) -> tuple[str, set[str]]:
+    """The current branch and the commits of ``revs`` that no other branch contains."""
+    branch = _out(root, "symbolic-ref", "--short", "-q", "HEAD")
+    if not branch:
+        return "", set()
+    refs = _out(root, "for-each-ref", "--format=%(refname)", "refs/heads", "refs/remotes") or ""
+    others = [
+        ref
+        for ref in refs.splitlines()
+        if ref != f"refs/heads/{branch}"
+        and not (ref.startswith("refs/remotes/") and ref.endswith(("/HEAD", f"/{branch}")))
+    ]
+    args = ["rev-list", "--stdin"]
+    if since is not None:
+        args.append(_since(since))
+    try:
+        proc = _git(root, *args, stdin="\n".join([*revs, *(f"^{r}" for r in others)]) + "\n")
+    except OSError:
+        return "", set()
+    if proc.returncode != 0:
+        return "", set()
+    return branch, set(proc.stdout.decode("ascii", errors="replace").split())
+
+
+def _since(since: float) -> str:
+    return f"--since=@{int(since)} +0000"
+
+
+def _tokens(stream: IO[bytes]) -> Iterator[bytes]:
+    """The NUL-separated tokens of a stream, read in chunks."""
+    rest = b""
+    while chunk := stream.read(_CHUNK):
+        parts = (rest + chunk).split(b"\0")
+        rest = parts.pop()
+        yield from parts
+    if rest:
+        yield rest
+
+
+def _text(raw: bytes) -> str:
+    return raw.decode("utf-8", errors="replace")
+
+
+def _commits(tokens: Iterator[bytes], branch: str, mine: set[str]) -> Iterator[Commit]:
+    """Parse ``\\x1e sha \\0 parents \\0 … body \\0`` headers, each followed by file names."""
+    header: list[bytes] | None = None
+    files: list[str] = []
+
+    def build() -> Commit:
+        assert header is not None
+        sha = _text(header[0])
+        subject, body = _text(header[5]), _text(header[6]).strip()
+        reverts = _REVERTS.search(body)
+        return Commit(
+            sha=sha,
+            parents=tuple(_text(header[1]).split()),
+            author=_text(header[2]),
+            email=_text(header[3]),
+            at=float(header[4] or 0),
+            subject=subject,
+            body=body,
+            files=tuple(files),
+            branch=branch if sha in mine else None,
+            reverts=reverts.group(1).lower() if reverts else None,
+        )
+
+    for token in tokens:
+        if _SHA.fullmatch(token):
+            if header is not None:
+                yield build()
+            header, files = [token[1:]], []
+        elif header is not None and len(header) < _FIELDS:
+            header.append(token)
+        elif header is not None:
+            name = token[1:] if token.startswith(b"\n") else token
+            if name:
+                files.append(_text(name))
+    if header is not None and len(header) == _FIELDS:
+        yield build()
+
+
+def read_commits(
+    root: Path,
+    *,
+    after: str | None = None,
+    since: float | None = None,
+    limit: int | None = None,
+    skips: SkipLog,
+) -> Iterator[Commit]:
+    """The commits of ``HEAD`` oldest first (see the module notes for every choice)."""
+    where = str(root)
+    if not root.is_dir():
+        skips.skip(SOURCE, where, "not a git repository")
+        return
+    try:
+        inside = _git(root, "rev-parse", "--is-inside-work-tree", "--is-shallow-repository")
+    except OSError:
+        skips.skip(SOURCE, where, "git not installed")
+        return
+    answers = inside.stdout.decode("ascii", errors="replace").split()
+    if inside.returncode != 0 or not answers or answers[0] != "true":
+        skips.skip(SOURCE, where, "not a git repository")
+        return
+    tip = head(root)
+    if tip is None:
+        skips.skip(SOURCE, where, "empty repository")
+        return
+    if answers[-1] == "true":
+        skips.skip(SOURCE, where, "shallow clone")
+    revs = [tip]
+    if after:
+        if _commit_exists(root, after):
+            revs.append(f"^{after}")
+        else:
+            skips.skip(SOURCE, after, "unknown last commit")
+    if limit is not None and limit <= 0:
+        return
+    branch, mine = _only_on_branch(root, revs, since)
+    prefix = _out(root, "rev-parse", "--show-prefix") or ""
+    args = [
+        "-c",
+        "log.showSignature=false",
+        "log",
+        "--no-color",
+        "--reverse",
+        "--date-order",
+        "-z",
+        "--name-only",
+        f"--format={_FORMAT}",
+    ]
+    if _git_version() >= (2, 31):  # older gits list no files for merges
+        args.append("--diff-merges=first-parent")
+    if since is not None:
+        args.append(_since(since))
+    if prefix:
+        args.append("--relative")
+    args += [*revs, "--"]
+    if prefix:
+        args.append(".")
+    yield from _stream(root, args, branch, mine, limit, skips)
+
+
+def _stream(
+    root: Path,
+    args: list[str],
+    branch: str,
+    mine: set[str],
+    limit: int | None,
+    skips: SkipLog,
+) -> Iterator[Commit]:
+    """Run ``git log`` and yield its commits; the process is ended when the caller stops."""
+    with tempfile.TemporaryFile() as err:
+        try:
+            proc = subprocess.Popen(
+                ["git", "-C", str(root), *args],
+                stdout=subprocess.PIPE,
+                stderr=err,
+                stdin=subprocess.DEVNULL,
+                env=_env(),
+            )
+        except OSError:
+            skips.skip(SOURCE, str(root), "git not installed")
+            return
+        assert proc.stdout is not None
+        count = 0
+        try:
+            for commit in _commits(_tokens(proc.stdout), branch, mine):
+                yield commit
+                count += 1
+                if limit is not None and count >= limit:
+                    break
+        finally:
+            stopped = proc.poll() is None
+            if stopped:
+                proc.kill()
+            proc.stdout.close()
+            code = proc.wait()
+        if code != 0 and not stopped:
+            err.seek(0)
+            message = err.read(2000).decode("utf-8", errors="replace").strip()
+            log.warning("git log failed in %s: %s", root, message)
+            skips.skip(SOURCE, str(root), "git error")
