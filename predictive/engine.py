@@ -15,6 +15,7 @@ from typing import Any
 from predictive.budget import TIERS, BudgetConfig, Candidate, Tier, TierFill, fit_tiers
 from predictive.compress import Compressor, DeterministicCompressor
 from predictive.derive import FileFacts, branch_tokens, derive_file, error_signature
+from predictive.globs import glob_match
 from predictive.render import (
     TIER_TITLES,
     account,
@@ -41,6 +42,8 @@ from storage import (
     search,
 )
 from storage.search import MIN_SIMILARITY
+from storage.session_search import session_first
+from storage.sessions import SessionStore
 
 log = logging.getLogger(__name__)
 
@@ -57,7 +60,10 @@ ANCHOR_WEIGHTS: dict[str, float] = {
     "import": 0.6,
     "package": 0.5,
     "tag": 0.5,
+    "glob": 0.9,
 }
+CONVERSATION_HITS = 5  # session-first message hits whose extracted memories join the context
+CONVERSATION_WINDOW = 3  # memories extracted within this many messages of a hit
 BACKGROUND_KINDS = (Kind.CONVENTION, Kind.WORKFLOW, Kind.SUMMARY)
 MAX_QUERY_WORDS = 16
 RENDER_CACHE_SIZE = 5_000
@@ -177,6 +183,9 @@ class ContextEngine:
         self._mem_cache: dict[int, Memory] = {}
         self._mem_cache_gen = -1
         self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="lm-query-embed")
+        self._globs: tuple[int, list[tuple[int, str]]] | None = None
+        self._sessions = SessionStore(store)
+        self._session_count: tuple[int, int] | None = None
 
     # ---- public ----------------------------------------------------------------------------
 
@@ -276,6 +285,39 @@ class ContextEngine:
                 put(AnchorType.ERROR, error_signature(d.message, d.code, d.source), "error")
         return out
 
+    def _glob_matches(self, path: str, generation: int) -> list[int]:
+        """Memories whose ``glob`` anchors (from rule files) match ``path``."""
+        if self._globs is None or self._globs[0] != generation:
+            self._globs = (generation, self.store.glob_anchors())
+        return list(dict.fromkeys(mid for mid, pat in self._globs[1] if glob_match(path, pat)))
+
+    def _conversation_memories(self, query: str, qvec: Any, generation: int) -> dict[int, float]:
+        """Session-first retrieval over past conversations: the memories extracted near the
+        best messages of the best sessions, with the hit's score."""
+        if self._session_count is None or self._session_count[0] != generation:
+            self._session_count = (generation, self._sessions.count()[0])
+        if not self._session_count[1]:
+            return {}
+        try:
+            found = session_first(
+                self._sessions,
+                query,
+                k=CONVERSATION_HITS,
+                neighbours=0,
+                cross_links=0,
+                mode="hybrid" if qvec is not None else "keyword",
+                query_vector=qvec,
+            )
+        except StoreError:
+            log.warning("conversation search failed while assembling context", exc_info=True)
+            return {}
+        out: dict[int, float] = {}
+        for h in found.hits:
+            for mid, idx in self._sessions.memories_of(h.message.session_id):
+                if idx is None or abs(idx - h.message.idx) <= CONVERSATION_WINDOW:
+                    out[mid] = max(out.get(mid, 0.0), h.score)
+        return out
+
     def _query(self, facts: FileFacts, branch: str | None, diags: tuple[Diagnostic, ...]) -> str:
         words = [Path(facts.path).stem.replace("_", " ").replace("-", " ")]
         if facts.module:
@@ -336,6 +378,15 @@ class ContextEngine:
                 hits = []
             for h in hits:
                 add(h.memory, 0.9 * h.score, "search")
+            conversation = self._conversation_memories(
+                query, qvec.result() if qvec is not None else None, generation
+            )
+            for m in self._memories(list(conversation), generation):
+                add(m, 0.8 * conversation[m.id], "conversation")
+
+        globbed = self._glob_matches(facts.path, generation)
+        for m in self._memories(globbed, generation):
+            add(m, ANCHOR_WEIGHTS["glob"], "glob")
 
         seeds = sorted(cands, key=lambda i: -cands[i].relevance)[:10]
         if seeds:

@@ -22,8 +22,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from predictive.derive import error_signature, language_for
+from predictive.extract import solution_from_error
 from predictive.signals import Diagnostic
-from storage import Anchor, AnchorType, InvalidInput, Kind, MemoryStore, NewMemory
+from storage import InvalidInput, MemoryStore
 
 SOURCE = "editor-fix"
 MAX_CHANGED_LINES = 40  # a bigger edit is not a focused fix
@@ -223,20 +224,17 @@ def record_fix(store: MemoryStore, fix: CapturedFix) -> tuple[int, bool]:
     existing = store.find_by_source(SOURCE, fix.source_id)
     meta = fix.metadata()
     if existing is None:
-        result = store.add(
-            NewMemory(
-                text=fix.text(),
-                kind=Kind.SOLUTION,
-                anchors=[
-                    Anchor(AnchorType.FILE, fix.path),
-                    Anchor(AnchorType.ERROR, fix.signature),
-                ],
-                source=SOURCE,
-                source_id=fix.source_id,
-                importance=0.6,
-                metadata={**meta, "occurrences": 1},
-            )
+        candidate = solution_from_error(
+            text=fix.text(),
+            path=fix.path,
+            message=fix.message,
+            code=fix.code,
+            source=fix.source,
+            source_name=SOURCE,
+            source_id=fix.source_id,
+            metadata={**meta, "occurrences": 1},
         )
+        result = store.add(candidate.memory)
         return result.id, result.created
     occurrences = int(existing.metadata.get("occurrences", 1) or 1) + 1
     meta = {**meta, "occurrences": occurrences, "first_seen": existing.metadata.get("first_seen")}

@@ -1,5 +1,6 @@
 """The ``living-memory`` command line: remember, search, show, related, forget, restore, stats,
-reindex. Every read command takes ``--json``. Errors are one line on stderr and exit code 2."""
+reindex, ingest, context. Every read command takes ``--json``. Errors are one line on stderr
+and exit code 2."""
 
 from __future__ import annotations
 
@@ -182,6 +183,11 @@ def build_parser() -> argparse.ArgumentParser:
     when = s.add_mutually_exclusive_group()
     when.add_argument("--valid-at", type=_time, help="only memories valid at this time")
     when.add_argument("--current", action="store_true", help="only memories valid now")
+    s.add_argument(
+        "--sessions",
+        action="store_true",
+        help="search conversations session first: best sessions, then messages inside them",
+    )
     s.add_argument("--json", action="store_true")
 
     sh = sub.add_parser("show", help="show one memory")
@@ -230,6 +236,40 @@ def build_parser() -> argparse.ArgumentParser:
     cx.add_argument("--activity", type=_choice(Activity), help="override the inferred activity")
     cx.add_argument("--budget", type=_positive_int, help="total tokens (default 8000)")
     cx.add_argument("--json", action="store_true")
+
+    ig = sub.add_parser(
+        "ingest",
+        help="learn from git history, decision records, rule files and chat histories",
+    )
+    ig.add_argument(
+        "what",
+        nargs="*",
+        choices=["git", "adr", "rules", "chats", "all"],
+        default=[],
+        help="what to ingest (default: all)",
+    )
+    ig.add_argument(
+        "--source",
+        action="append",
+        default=[],
+        choices=["cursor", "specstory", "copilot", "claude", "codex"],
+        help="only these chat tools (repeatable; implies chats)",
+    )
+    ig.add_argument(
+        "--path", action="append", default=[], type=Path, help="read this file or folder instead"
+    )
+    ig.add_argument("--since", help="only newer records: a date, a time or an age (30d, 12h)")
+    ig.add_argument(
+        "--dry-run", action="store_true", help="count what would be added; write nothing"
+    )
+    ig.add_argument(
+        "--all", action="store_true", help="chats of every workspace, not only this project's"
+    )
+    ig.add_argument("--root", type=Path, help="the project folder (default: the git root here)")
+    ig.add_argument("--watch", action="store_true", help="keep following new conversations")
+    ig.add_argument("--interval", type=float, default=10.0, help="seconds between --watch rounds")
+    ig.add_argument("--rounds", type=_positive_int, help=argparse.SUPPRESS)
+    ig.add_argument("--json", action="store_true")
 
     ri = sub.add_parser("reindex", help="rebuild the keyword and vector indexes from the database")
     ri.add_argument("--json", action="store_true")
@@ -319,6 +359,8 @@ def cmd_remember(store: MemoryStore, a: argparse.Namespace) -> int:
 def cmd_search(store: MemoryStore, a: argparse.Namespace) -> int:
     from predictive.retrieval import recall
 
+    if a.sessions:
+        return _search_sessions(store, a)
     pending = store.pending_embeddings()
     if pending:
         store.embed_pending(progress=_progress("embedding"))
@@ -353,6 +395,43 @@ def cmd_search(store: MemoryStore, a: argparse.Namespace) -> int:
         print(f"#{m.id:<6} {m.kind.value:<10} {r.score:.3f}  {_one_line(m.text, 80)}{flags}")
         if anchors:
             print(f"{'':18}{anchors}")
+    return EXIT_OK
+
+
+def _search_sessions(store: MemoryStore, a: argparse.Namespace) -> int:
+    from storage.session_search import session_first
+    from storage.sessions import SessionStore
+
+    sessions = SessionStore(store)
+    if sessions.pending_embeddings():
+        sessions.embed_pending(progress=_progress("embedding messages"))
+    result = session_first(sessions, " ".join(a.query), k=a.limit, mode=a.mode)
+    if a.json:
+        _print_json(result.to_dict())
+        return EXIT_OK
+    if not result.hits:
+        print("No conversation matches.")
+        return EXIT_OK
+    for sh in result.sessions:
+        s = sh.session
+        print(
+            f"session {s.id} [{s.tool}] {sh.score:.3f}  {_one_line(s.title or s.summary or '', 70)}"
+        )
+        for h in (h for h in result.hits if h.message.session_id == s.id):
+            m = h.message
+            for n in (x for x in h.neighbours if x.idx < m.idx):
+                print(f"      {n.idx:>4} {n.role:<9}  {_one_line(n.text, 80)}")
+            print(f"  ->  {m.idx:>4} {m.role:<9}  {_one_line(m.text, 80)}  ({h.score:.3f})")
+            for n in (x for x in h.neighbours if x.idx > m.idx):
+                print(f"      {n.idx:>4} {n.role:<9}  {_one_line(n.text, 80)}")
+    if result.cross_links:
+        print(
+            "related sessions: "
+            + ", ".join(
+                f"{c.session.id} ({_one_line(c.session.title or '', 40)})"
+                for c in result.cross_links
+            )
+        )
     return EXIT_OK
 
 
@@ -523,6 +602,91 @@ def cmd_reindex(store: MemoryStore, a: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _ingest_progress() -> Callable[..., None]:
+    state = {"message": ""}
+
+    def report(done: int, total: int, message: str | None = None) -> None:
+        if not sys.stderr.isatty():
+            return
+        label = message or state["message"]
+        state["message"] = label
+        print(f"\r\x1b[2K{label} ({done})", end="", file=sys.stderr, flush=True)
+
+    return report
+
+
+def _print_ingest(summary: dict[str, Any]) -> None:
+    if sys.stderr.isatty():
+        print("\r\x1b[2K", end="", file=sys.stderr)
+    verb = "would add" if summary["dryRun"] else "added"
+    for name, r in summary["sources"].items():
+        parts = [f"{r['read']} read", f"{r['added']} {verb}"]
+        for key, label in (
+            ("existing", "already known"),
+            ("unchanged", "unchanged"),
+            ("dropped", "dropped (low confidence)"),
+            ("superseded", "superseded"),
+            ("archived", "archived"),
+        ):
+            if r.get(key):
+                parts.append(f"{r[key]} {label}")
+        if r.get("sessions"):
+            parts.append(f"{r['sessions']} conversations, {r['messages']} messages")
+        kinds = ", ".join(f"{k} {v}" for k, v in r["byKind"].items())
+        print(f"{name:<6} " + ", ".join(parts) + (f" [{kinds}]" if kinds else ""))
+        if r.get("error"):
+            print(f"{'':7}failed: {r['error']}")
+    skipped = summary["skipped"]
+    if skipped["total"]:
+        print(f"skipped {skipped['total']}:")
+        for s in skipped["byReason"]:
+            print(f"  {s['source']}: {s['count']} × {s['reason']}")
+    print(f"{summary['added']} memories {verb} in {summary['seconds']:.1f} s")
+
+
+def _project_root(given: Path | None) -> Path:
+    if given is not None:
+        root = given.expanduser()
+        if not root.is_dir():
+            raise CliError(f"--root: {root} is not a folder")
+        return root.resolve()
+    return git_root(Path.cwd()) or Path.cwd().resolve()
+
+
+def cmd_ingest(store: MemoryStore, a: argparse.Namespace) -> int:
+    from predictive.ingest import run as ingest
+
+    root = _project_root(a.root)
+    what = list(a.what) or (["chats"] if a.source else ["all"])
+    if a.source and "chats" not in what and "all" not in what:
+        what.append("chats")
+    for p in a.path:
+        if not p.expanduser().exists():
+            raise CliError(f"--path: {p} does not exist")
+    options = {
+        "sources": what,
+        "tools": a.source or None,
+        "paths": [str(p.expanduser().resolve()) for p in a.path],
+        "since": a.since,
+        "dry_run": a.dry_run,
+        "all_workspaces": a.all,
+    }
+    rounds = 0
+    while True:
+        summary = ingest(store, root=root, options=options, progress=_ingest_progress())
+        rounds += 1
+        if a.json:
+            print(json.dumps(summary, ensure_ascii=False), flush=True)
+        elif not a.watch or summary["added"] or rounds == 1:
+            _print_ingest(summary)
+            sys.stdout.flush()
+        if not a.watch or (a.rounds is not None and rounds >= a.rounds):
+            return EXIT_OK
+        if rounds == 1:
+            options = {**options, "sources": ["chats"]}
+        time.sleep(max(0.1, a.interval))
+
+
 def cmd_context(store: MemoryStore, a: argparse.Namespace) -> int:
     from predictive.compress import backfill_levels
     from predictive.engine import ContextEngine, ContextRequest
@@ -550,6 +714,18 @@ def cmd_context(store: MemoryStore, a: argparse.Namespace) -> int:
             raise CliError(f"--diagnostics: {e}") from None
     if a.budget is not None and not 200 <= a.budget <= 1_000_000:
         raise CliError("--budget must be between 200 and 1000000 tokens")
+    from predictive.ingest import first_run
+
+    first = first_run(store, root, progress=_ingest_progress())
+    if first is not None:
+        if sys.stderr.isatty():
+            print("\r\x1b[2K", end="", file=sys.stderr)
+        per = ", ".join(f"{k} {v['added']}" for k, v in first["sources"].items())
+        print(
+            f"First run in {root}: learned {first['added']} memories ({per}) "
+            f"in {first['seconds']:.1f} s",
+            file=sys.stderr,
+        )
     if store.pending_embeddings():
         store.embed_pending(progress=_progress("embedding"))
     backfill_levels(store)
@@ -597,6 +773,7 @@ COMMANDS: dict[str, Callable[[MemoryStore, argparse.Namespace], int]] = {
     "stats": cmd_stats,
     "reindex": cmd_reindex,
     "context": cmd_context,
+    "ingest": cmd_ingest,
 }
 
 

@@ -230,7 +230,10 @@ class Project:
             log.warning("%s: warming up the engine failed", self.name, exc_info=True)
 
     async def background(self) -> None:
-        """What a store needs once after opening: vectors, then the disclosure levels."""
+        """What a store needs once after opening: a first ingestion when it is empty, vectors,
+        then the disclosure levels."""
+        if self.settings.ingest_on_first_open:
+            await self.first_ingest()
         await self.embed_pending()
         if not self.closed and not self.server.shutting_down:
             await self.backfill_levels()
@@ -280,6 +283,43 @@ class Project:
             log.info("%s", e)
         except StoreError as e:
             log.warning("%s: filling levels failed: %s", self.name, e)
+
+    async def first_ingest(self) -> None:
+        """Learn git history, decision records and rule files once, into an empty store, as a
+        cancellable job; then refresh the active file's context."""
+        from server.jobs import JobCancelled
+
+        store = self.store
+        if store is None:
+            return
+
+        def work(job: Any) -> dict[str, Any] | None:
+            from predictive.ingest import first_run
+
+            return first_run(store, self.root, progress=job.progress)
+
+        try:
+            needed = await self.call(
+                lambda: store.count() == 0 and not store.ingest_state("first_run")
+            )
+            if not needed:
+                return
+            summary = await self.server.jobs.run(
+                f"Living Memory: learning {self.name}",
+                work,
+                self.job_worker,
+                done_message=lambda s: f"learned {s['added'] if s else 0} memories",
+            )
+        except JobCancelled as e:
+            log.info("%s", e)
+            return
+        except StoreError as e:
+            log.warning("%s: first ingestion failed: %s", self.name, e)
+            return
+        if summary:
+            log.info("%s: first ingestion added %d memories", self.name, summary["added"])
+            if self.server.context is not None and self.state.request() is not None:
+                self.server.context.request(self)
 
     async def embed_pending(self) -> None:
         """Embed memories without a vector from the current model, as a cancellable job."""

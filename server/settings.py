@@ -57,6 +57,7 @@ class Settings:
     injection_targets: tuple[Target, ...] = TARGETS
     git_exclude_injected: bool = True
     capture_fixes: bool = True
+    ingest_on_first_open: bool = True  # an empty store learns git, decision records and rules
     log_level: LogLevel = "info"
     debounce_ms: int = 100
     change_debounce_ms: int = 400

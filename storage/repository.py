@@ -762,6 +762,43 @@ class MemoryStore:
         ).fetchone()
         return self.get(row[0]) if row else None
 
+    def source_ids(
+        self, source: str, *, prefix: str = "", include_archived: bool = False
+    ) -> dict[str, int]:
+        """``source_id → id`` of the memories from ``source`` whose source_id starts with
+        ``prefix`` (the newest memory wins when several share one source_id)."""
+        archived = "" if include_archived else "AND archived = 0"
+        rows = self.conn.execute(
+            "SELECT source_id, id FROM memories WHERE source = ? AND source_id IS NOT NULL "
+            f"AND substr(source_id, 1, ?) = ? {archived} ORDER BY id",
+            (source, len(prefix), prefix),
+        )
+        return {sid: mid for sid, mid in rows}
+
+    def known_contents(self, texts: Sequence[str]) -> set[str]:
+        """The texts among ``texts`` whose content is already stored (archived included)."""
+        by_hash = {content_hash(redact(t)): t for t in texts}
+        return {by_hash[h] for h in self._existing_hashes(list(by_hash))}
+
+    # ---- ingestion cursors -----------------------------------------------------------------
+
+    def ingest_state(self, source: str) -> dict[str, str]:
+        """Where ingestion of ``source`` got to: ``key → value`` (last commit, fingerprints)."""
+        return dict(
+            self.conn.execute("SELECT key, value FROM ingest_state WHERE source = ?", (source,))
+        )
+
+    def set_ingest_state(self, source: str, values: dict[str, str]) -> None:
+        conn = self.conn
+        now = _now()
+        with dbmod.immediate(conn):
+            conn.executemany(
+                "INSERT INTO ingest_state(source, key, value, updated_at) VALUES (?, ?, ?, ?) "
+                "ON CONFLICT(source, key) DO UPDATE SET value = excluded.value, "
+                "updated_at = excluded.updated_at",
+                [(source, k, str(v), now) for k, v in values.items()],
+            )
+
     # ---- update ----------------------------------------------------------------------------
 
     def update(

@@ -28,11 +28,17 @@ if TYPE_CHECKING:
 Source = Literal["git", "adr", "rules", "chats", "all"]
 
 
+Tool = Literal["cursor", "specstory", "copilot", "claude", "codex"]
+
+
 @dataclass(frozen=True)
 class IngestArgs:
     sources: tuple[Source, ...] = ("all",)
-    since: str | None = None  # ISO date/time or epoch seconds
+    since: str | None = None  # ISO date/time, epoch seconds or an age (30d)
     dry_run: bool = False
+    tools: tuple[Tool, ...] | None = None  # chat tools (default: all)
+    paths: tuple[str, ...] = ()  # read these files or folders instead of the usual places
+    all_workspaces: bool = False  # chats of every workspace, not only this folder's
     folder: str | None = None
 
 

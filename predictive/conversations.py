@@ -1,0 +1,401 @@
+"""Conversations → a deterministic session summary and extracted memories.
+
+What is extracted, each with a confidence (below :data:`predictive.extract.MIN_CONFIDENCE` it
+is dropped and counted):
+
+- **solutions**: a user turn showing an error or failure, the assistant's fix (its explanation
+  and code), stronger when the user then confirms it worked, weaker when they say it did not;
+- **decisions**: "we decided / let's go with / we'll use X (over Y) (because …)";
+- **conventions**: "always / never / must / don't / prefer / avoid …" rules stated by the user;
+- **preferences and corrections**: "no, use X", "actually …", "I prefer …", "please use …";
+- **workflows**: sequences of two or more shell commands the user ran or accepted.
+
+Every memory keeps its provenance (tool, session, message index) and the files the turn named.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from predictive.derive import error_signature
+from predictive.extract import Candidate, convention_confidence, file_anchors, paths_in
+from storage.models import Anchor, AnchorType, Kind, NewMemory
+from storage.sources.records import ChatMessage, CodeBlock, Conversation
+from storage.text import STOPWORDS
+
+_SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z`\"'(\[])|\n{2,}|\n(?=\s*[-*\d])")
+_FENCE = re.compile(r"```[^\n]*\n.*?(?:```|$)", re.S)
+_ERROR = re.compile(
+    r"(Traceback \(most recent call last\)|\b\w+(?:Error|Exception)\b[:\s]|\berror\b[:\s]|"
+    r"\bfail(?:s|ed|ing|ure)?\b|\bpanic(?:ked)?:|\bsegfault|\bundefined is not|"
+    r"\bcannot\b|\bcan't\b|\bdoesn't work|\bnot working|\bbroken\b|\bcrash(?:es|ed)?\b|"
+    r"\bexit code [1-9]|\bE\d{3,4}\b|\bTS\d{4}\b)",
+    re.I,
+)
+_STRONG_ERROR = re.compile(
+    r"(Traceback \(most recent call last\)|\b[A-Z]\w+(?:Error|Exception)\b|\bpanic:|"
+    r"\berror\[?E?\d*\]?:|\bTS\d{4}\b)"
+)
+_ERROR_LINE = re.compile(
+    r"^.*(?:\b[A-Z]\w*(?:Error|Exception)\b|\berror\b|\bpanic:|\bTS\d{4}\b).*$", re.I | re.M
+)
+_FIX_WORDS = re.compile(
+    r"\b(the (?:fix|problem|issue|cause) (?:is|was)|fix(?:ed)? (?:it|this) by|you need to|"
+    r"should be|change [`\w]+ to|replace [`\w]+ with|instead of|because|caused by|"
+    r"to fix|the solution|try (?:adding|using|changing)|missing|add(?:ing)? [`\w]+ to)\b",
+    re.I,
+)
+_CONFIRM = re.compile(
+    r"^\W*(thanks?|thank you|perfect|great|awesome|nice|works|it works|that worked|"
+    r"that fixed|fixed|solved|yes[,!. ]|ok(?:ay)?[,!. ]|lgtm|cool)\b|\b(works now|that did it|"
+    r"that fixed it|it'?s working|problem solved)\b",
+    re.I,
+)
+_STILL_BROKEN = re.compile(
+    r"\b(still (?:get|getting|fails|failing|broken|the same|doesn't|does not|not)|same error|"
+    r"didn't work|did not work|doesn't work|does not work|no luck|not fixed)\b",
+    re.I,
+)
+_DECISION = re.compile(
+    r"\b(we(?:'ve| have)? decided|(?:i|we) decided|let'?s (?:go with|use|stick with|switch to|"
+    r"move to)|we(?:'ll| will) (?:go with|use|stick with|switch to)|decision:|"
+    r"(?:i|we)(?:'m| am| are) going (?:with|to use)|(?:i|we) chose|going forward,? (?:we|use))\b",
+    re.I,
+)
+_AGREE = re.compile(
+    r"^\W*(yes|yep|ok(?:ay)?|sure|agreed|sounds good|let'?s do (?:it|that)|go (?:ahead|for it)|"
+    r"do it|perfect|great)\b",
+    re.I,
+)
+_RECOMMEND = re.compile(
+    r"\b(i(?:'d| would) (?:recommend|suggest)|i recommend|i suggest|the best (?:option|approach) "
+    r"(?:is|would be)|you should use|better to use)\b",
+    re.I,
+)
+_CORRECTION = re.compile(
+    r"^\W*(no[,.!]\s|nope|actually[,\s]|don'?t use|do not use|instead[,\s]|wrong[,.!]|"
+    r"that'?s (?:wrong|not right|incorrect)|not like that|use \S+ instead)",
+    re.I,
+)
+_PREFERENCE = re.compile(
+    r"\b(i (?:prefer|like|want|'d rather|would rather)|please (?:use|always|never|don'?t|avoid|"
+    r"keep|write)|we prefer|our preference|i don'?t like)\b",
+    re.I,
+)
+_RULE = re.compile(
+    r"\b(always|never|must(?: not)?|mustn't|don'?t ever|do not|should(?:n't| not)?|avoid|"
+    r"prefer|make sure)\b",
+    re.I,
+)
+_SHELL_LANGS = {"bash", "sh", "shell", "console", "zsh", "shellscript", "powershell", "ps1", "cmd"}
+_PROMPT = re.compile(r"^\s*(?:\$|>|PS [^>]*>)\s+")
+_TOKEN = re.compile(r"[A-Za-z][A-Za-z0-9_.-]{2,}")
+
+
+@dataclass
+class Extraction:
+    """What one conversation yielded: candidates kept, and the ones dropped."""
+
+    kept: list[Candidate] = field(default_factory=list)
+    dropped: list[Candidate] = field(default_factory=list)
+
+    def add(self, c: Candidate) -> None:
+        (self.kept if c.kept else self.dropped).append(c)
+
+
+def _sentences(text: str) -> list[str]:
+    prose = _FENCE.sub(" ", text)
+    out = []
+    for s in _SENTENCE.split(prose):
+        s = " ".join(s.split()).lstrip("-*• ").strip()
+        if 3 <= len(s.split()) <= 80:
+            out.append(s)
+    return out
+
+
+def _clip(text: str, n: int) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= n else text[: n - 1].rstrip() + "…"
+
+
+def _code(blocks: Sequence[CodeBlock], text: str) -> list[CodeBlock]:
+    if blocks:
+        return list(blocks)
+    found = []
+    for m in re.finditer(r"```([^\n`]*)\n(.*?)```", text, re.S):
+        found.append(CodeBlock(m.group(2), m.group(1).strip() or None))
+    return found
+
+
+def _files(conv: Conversation, msgs: Sequence[ChatMessage]) -> list[str]:
+    files: list[str] = []
+    for m in msgs:
+        files += list(m.files)
+        files += [b.filename for b in m.code_blocks if b.filename]
+        files += paths_in(_FENCE.sub(" ", m.text))
+    root = conv.workspace
+    rel = []
+    for f in files:
+        if root and f.startswith(root.rstrip("/") + "/"):
+            f = f[len(root.rstrip("/")) + 1 :]
+        if not f.startswith("/"):
+            rel.append(f)
+    return list(dict.fromkeys(rel))
+
+
+def _provenance(conv: Conversation, idx: int, rule: str) -> dict:
+    return {
+        "tool": conv.tool,
+        "session": conv.external_id,
+        "messageIdx": idx,
+        "rule": rule,
+        "sessionTitle": conv.title,
+    }
+
+
+def _memory(
+    conv: Conversation,
+    kind: Kind,
+    text: str,
+    idx: int,
+    rule: str,
+    confidence: float,
+    msgs: Sequence[ChatMessage],
+    *,
+    extra_anchors: Sequence[Anchor] = (),
+    importance: float = 0.5,
+) -> Candidate:
+    anchors = file_anchors(_files(conv, msgs))[:12]
+    anchors += list(extra_anchors)
+    anchors.append(Anchor(AnchorType.TAG, f"chat-{conv.tool}"))
+    if conv.branch:
+        anchors.append(Anchor(AnchorType.BRANCH, conv.branch))
+    at = next((m.at for m in msgs if m.at is not None), conv.started_at)
+    return Candidate(
+        NewMemory(
+            text=text,
+            kind=kind,
+            anchors=anchors,
+            source=f"chat:{conv.tool}",
+            source_id=f"{conv.external_id}#{idx}:{rule}",
+            importance=importance,
+            confidence=round(max(0.0, min(1.0, confidence)), 3),
+            created_at=at,
+            valid_from=at,
+            metadata=_provenance(conv, idx, rule),
+        ),
+        max(0.0, min(1.0, confidence)),
+        rule,
+        idx,
+    )
+
+
+def _next_at(msgs: Sequence[ChatMessage], i: int, role: str) -> int | None:
+    """Index of the next ``role`` turn after ``i``; an assistant reply must come before the
+    user speaks again."""
+    for j in range(i + 1, len(msgs)):
+        if msgs[j].role == role:
+            return j
+        if msgs[j].role == "user" and role != "user":
+            return None
+    return None
+
+
+def _next(msgs: Sequence[ChatMessage], i: int, role: str) -> ChatMessage | None:
+    j = _next_at(msgs, i, role)
+    return None if j is None else msgs[j]
+
+
+def _solutions(conv: Conversation, msgs: Sequence[ChatMessage], out: Extraction) -> None:
+    for i, m in enumerate(msgs):
+        if m.role != "user" or not _ERROR.search(m.text):
+            continue
+        j = _next_at(msgs, i, "assistant")
+        if j is None:
+            continue
+        reply = msgs[j]
+        follow = _next(msgs, j, "user")
+        confidence = 0.3
+        if _STRONG_ERROR.search(m.text):
+            confidence += 0.15
+        code = _code(reply.code_blocks, reply.text)
+        if code:
+            confidence += 0.15
+        if _FIX_WORDS.search(reply.text):
+            confidence += 0.1
+        if (
+            follow is not None
+            and _CONFIRM.search(follow.text)
+            and not _STILL_BROKEN.search(follow.text)
+        ):
+            confidence += 0.25
+        elif follow is not None and _STILL_BROKEN.search(follow.text):
+            confidence -= 0.3
+        err_line = _ERROR_LINE.search(m.text)
+        problem = _clip(err_line.group(0) if err_line else m.text, 300)
+        explanation = " ".join(_sentences(reply.text)[:3]) or _clip(reply.text, 400)
+        parts = [f"Problem: {problem}", f"Fix: {_clip(explanation, 600)}"]
+        for b in code[:2]:
+            snippet = "\n".join(b.code.strip().splitlines()[:25])
+            parts += [f"```{b.language or ''}", snippet, "```"]
+        anchors = []
+        if err_line:
+            anchors.append(Anchor(AnchorType.ERROR, error_signature(err_line.group(0))))
+        out.add(
+            _memory(
+                conv,
+                Kind.SOLUTION,
+                "\n".join(parts),
+                i,
+                "solution",
+                confidence,
+                [m, reply],
+                extra_anchors=anchors,
+                importance=0.6,
+            )
+        )
+
+
+def _decisions(conv: Conversation, msgs: Sequence[ChatMessage], out: Extraction) -> None:
+    for i, m in enumerate(msgs):
+        for s in _sentences(m.text):
+            if _DECISION.search(s):
+                confidence = 0.7 if m.role == "user" else 0.45
+                follow = _next(msgs, i, "user") if m.role == "assistant" else None
+                if follow is not None and _AGREE.search(follow.text):
+                    confidence += 0.25
+                if re.search(r"\b(because|since|so that|over|instead of|rather than)\b", s, re.I):
+                    confidence += 0.1
+                if s.endswith("?"):
+                    confidence -= 0.4
+                out.add(
+                    _memory(conv, Kind.DECISION, s, i, "decision", confidence, [m], importance=0.7)
+                )
+            elif m.role == "assistant" and _RECOMMEND.search(s):
+                follow = _next(msgs, i, "user")
+                if follow is not None and _AGREE.search(follow.text):
+                    text = f"Decided: {s}"
+                    out.add(
+                        _memory(
+                            conv,
+                            Kind.DECISION,
+                            text,
+                            i,
+                            "decision-agreed",
+                            0.65,
+                            [m, follow],
+                            importance=0.6,
+                        )
+                    )
+
+
+def _user_rules(conv: Conversation, msgs: Sequence[ChatMessage], out: Extraction) -> None:
+    for i, m in enumerate(msgs):
+        if m.role != "user":
+            continue
+        prev_assistant = any(p.role == "assistant" for p in msgs[:i])
+        sentences = _sentences(m.text)
+        for k, s in enumerate(sentences):
+            if s.endswith("?"):
+                continue
+            if k == 0 and prev_assistant and _CORRECTION.search(s):
+                text = s if len(s.split()) >= 4 else " ".join(sentences[:2])
+                out.add(
+                    _memory(
+                        conv,
+                        Kind.PREFERENCE,
+                        f"Correction: {text}",
+                        i,
+                        "correction",
+                        0.75,
+                        [m],
+                        importance=0.7,
+                    )
+                )
+            elif _PREFERENCE.search(s):
+                out.add(
+                    _memory(conv, Kind.PREFERENCE, s, i, "preference", 0.7, [m], importance=0.6)
+                )
+            elif _RULE.search(s):
+                confidence = convention_confidence(s)
+                out.add(
+                    _memory(
+                        conv, Kind.CONVENTION, s, i, "convention", confidence, [m], importance=0.6
+                    )
+                )
+
+
+def _commands(m: ChatMessage) -> list[str]:
+    cmds: list[str] = []
+    for b in _code(m.code_blocks, m.text):
+        lang = (b.language or "").lower()
+        lines = [x for x in b.code.splitlines() if x.strip() and not x.strip().startswith("#")]
+        if lang in _SHELL_LANGS or (lines and all(_PROMPT.match(x) for x in lines)):
+            cmds += [_PROMPT.sub("", x).strip() for x in lines if not x.startswith((" ", "\t"))]
+    return [c for c in cmds if c and len(c) < 300]
+
+
+def _workflows(conv: Conversation, msgs: Sequence[ChatMessage], out: Extraction) -> None:
+    for i, m in enumerate(msgs):
+        cmds = _commands(m)
+        if len(cmds) < 2:
+            continue
+        confidence = 0.55 if m.role == "user" else 0.4
+        follow = _next(msgs, i, "user") if m.role == "assistant" else None
+        if (
+            follow is not None
+            and _CONFIRM.search(follow.text)
+            and not _STILL_BROKEN.search(follow.text)
+        ):
+            confidence += 0.25
+        if len(cmds) >= 3:
+            confidence += 0.05
+        intro = next(iter(_sentences(m.text)), "")
+        lines = [f"Workflow: {_clip(intro, 200)}" if intro else "Workflow:"]
+        lines += [f"{n}. `{c}`" for n, c in enumerate(cmds[:12], 1)]
+        out.add(_memory(conv, Kind.WORKFLOW, "\n".join(lines), i, "workflow", confidence, [m]))
+
+
+def extract(conv: Conversation) -> Extraction:
+    """Every candidate memory of one conversation."""
+    msgs = [m for m in conv.messages if m.text.strip() and m.role in ("user", "assistant")]
+    out = Extraction()
+    _solutions(conv, msgs, out)
+    _decisions(conv, msgs, out)
+    _user_rules(conv, msgs, out)
+    _workflows(conv, msgs, out)
+    return out
+
+
+def summarise(conv: Conversation, *, topics: int = 12) -> str:
+    """A deterministic summary: the opening request, the main topics, files and span."""
+    msgs = [m for m in conv.messages if m.text.strip()]
+    first_user = next((m for m in msgs if m.role == "user"), msgs[0] if msgs else None)
+    opening = (
+        _clip(next(iter(_sentences(first_user.text)), first_user.text), 240) if first_user else ""
+    )
+    counts: Counter[str] = Counter()
+    for m in msgs:
+        prose = _FENCE.sub(" ", m.text)
+        for w in _TOKEN.findall(prose):
+            lw = w.lower().strip(".-")
+            if lw not in STOPWORDS and len(lw) > 2 and not lw.isdigit():
+                counts[lw] += 1
+    common = [w for w, n in counts.most_common(topics * 2) if n > 1][:topics] or [
+        w for w, _ in counts.most_common(topics)
+    ]
+    parts = []
+    if conv.title:
+        parts.append(conv.title.strip().rstrip(".") + ".")
+    if opening:
+        parts.append(f"Started with: {opening}")
+    if common:
+        parts.append("Topics: " + ", ".join(common) + ".")
+    files = _files(conv, msgs)[:8]
+    if files:
+        parts.append("Files: " + ", ".join(files) + ".")
+    parts.append(f"{len(msgs)} messages.")
+    return " ".join(parts)

@@ -1,0 +1,311 @@
+"""Deterministic extraction: records of a project (commits, decision records, rule files,
+editor fixes) become candidate memories with anchors, provenance and a confidence.
+
+No LLM is needed. Conversations have their own module, :mod:`predictive.conversations`.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from collections.abc import Iterable
+from dataclasses import dataclass
+from datetime import datetime, timezone
+
+from predictive.derive import derive_file, error_signature
+from storage.models import Anchor, AnchorType, Artifact, Kind, NewMemory
+from storage.sources.records import Commit, DecisionRecord, RuleFile, RuleItem
+
+MIN_CONFIDENCE = 0.5
+"""Candidates below this confidence are dropped (and counted)."""
+
+MAX_FILE_ANCHORS = 30
+_CONVENTIONAL = re.compile(
+    r"^(?P<type>feat|fix|docs|style|refactor|perf|test|build|ci|chore|revert)"
+    r"(?:\((?P<scope>[^)]{1,40})\))?!?:\s*",
+    re.I,
+)
+_PATHLIKE = re.compile(
+    r"(?<![\w/.-])((?:[\w.-]+/)+[\w.-]+\.[A-Za-z0-9]{1,6}|[\w-]+\.(?:py|ts|tsx|js|jsx|go|rs|java|"
+    r"cs|rb|kt|swift|c|cc|cpp|h|hpp|sql|toml|yaml|yml|json|md))(?![\w/])"
+)
+_INACTIVE_STATUSES = ("superseded", "deprecated", "rejected", "withdrawn", "obsolete")
+_RULE_WORDS = re.compile(
+    r"\b(always|never|must|must not|should|shouldn't|should not|don't|do not|avoid|prefer|"
+    r"use|make sure|ensure|required?|only|keep|run|write|add|follow|no)\b",
+    re.I,
+)
+_IMPERATIVE_START = re.compile(
+    r"^(?:please\s+)?(always|never|use|do|don't|do not|avoid|prefer|keep|run|write|add|make|"
+    r"ensure|follow|put|name|prefix|format|test|document|include|check|open|create|update|"
+    r"sign|squash|rebase|lint|commit|submit|describe|reference|mark|label|ask|wait|call|"
+    r"return|raise|handle|log|import|export|store|validate|declare|place|limit|remove|"
+    r"separate|split|group|sort|wrap|mock|pin)\b",
+    re.I,
+)
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """A memory extraction proposes, with how sure it is and which rule produced it."""
+
+    memory: NewMemory
+    confidence: float
+    rule: str
+    message_idx: int | None = None
+
+    @property
+    def kept(self) -> bool:
+        return self.confidence >= MIN_CONFIDENCE
+
+
+def file_anchors(paths: Iterable[str], root: str | None = None) -> list[Anchor]:
+    """``file:`` and ``module:`` anchors for project paths (deduplicated, capped)."""
+    out: list[Anchor] = []
+    seen: set[Anchor] = set()
+    for p in list(dict.fromkeys(paths))[:MAX_FILE_ANCHORS]:
+        if not p or (p.startswith(("/", "..")) and root is None):
+            continue
+        facts = derive_file(p, None, root=root)
+        for a in (
+            Anchor(AnchorType.FILE, facts.path),
+            Anchor(AnchorType.MODULE, facts.module) if facts.module else None,
+        ):
+            if a is not None and a not in seen:
+                seen.add(a)
+                out.append(a)
+    return out
+
+
+def paths_in(text: str) -> list[str]:
+    """Path-like tokens in prose (``src/auth/jwt.py``, ``settings.toml``)."""
+    return list(dict.fromkeys(m.group(1).strip("./") for m in _PATHLIKE.finditer(text)))
+
+
+def _date(ts: float | None) -> str:
+    if ts is None:
+        return "undated"
+    return datetime.fromtimestamp(ts, tz=timezone.utc).strftime("%Y-%m-%d")
+
+
+def _clip(text: str, n: int) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= n else text[: n - 1].rstrip() + "…"
+
+
+# ---------------------------------------------------------------------------------- commits
+
+
+def from_commit(c: Commit, root: str | None = None) -> Candidate:
+    """A commit becomes an episode anchored to its files and modules."""
+    m = _CONVENTIONAL.match(c.subject)
+    ctype = m.group("type").lower() if m else None
+    scope = m.group("scope") if m else None
+    short = c.sha[:10]
+    lines = [f"Commit {short} by {c.author} on {_date(c.at)}: {c.subject.strip()}"]
+    if c.body.strip():
+        lines += ["", c.body.strip()[:4000]]
+    if c.files:
+        shown = ", ".join(c.files[:20]) + (
+            f" and {len(c.files) - 20} more" if len(c.files) > 20 else ""
+        )
+        lines += ["", f"Files: {shown}"]
+    anchors = file_anchors(c.files, root)
+    if c.branch:
+        anchors.append(Anchor(AnchorType.BRANCH, c.branch))
+    tags = ["commit"]
+    if c.is_merge:
+        tags.append("merge")
+    if c.reverts or ctype == "revert":
+        tags.append("revert")
+    if ctype:
+        tags.append(ctype)
+    if scope:
+        tags.append(scope.strip().lower())
+    anchors += [Anchor(AnchorType.TAG, t) for t in dict.fromkeys(tags)]
+    importance = 0.3 if c.is_merge else 0.5 if ctype in ("fix", "feat", "perf", "revert") else 0.4
+    return Candidate(
+        NewMemory(
+            text="\n".join(lines),
+            kind=Kind.EPISODE,
+            anchors=anchors,
+            artifacts=[Artifact("commit", c.sha, c.subject[:200])],
+            source="git",
+            source_id=c.sha,
+            importance=importance,
+            confidence=1.0,
+            created_at=c.at,
+            valid_from=c.at,
+            metadata={
+                "author": c.author,
+                "parents": list(c.parents),
+                "files": list(c.files[:200]),
+                "reverts": c.reverts,
+                "conventional": ctype,
+            },
+        ),
+        1.0,
+        "commit",
+    )
+
+
+# --------------------------------------------------------------------------- decision records
+
+
+def decision_active(r: DecisionRecord) -> bool:
+    status = (r.status or "").lower()
+    return not any(s in status for s in _INACTIVE_STATUSES) and not r.superseded_by
+
+
+def from_decision(r: DecisionRecord, *, now: float | None = None) -> Candidate:
+    """A decision record becomes a decision memory; an inactive one is closed at once."""
+    head = f"ADR {r.number}: {r.title}" if r.number is not None else f"Decision: {r.title}"
+    parts = [head, f"Status: {r.status or 'unknown'} ({_date(r.date)})"]
+    if r.deciders:
+        parts.append("Deciders: " + ", ".join(r.deciders))
+    for label, body in (("Context", r.context), ("Decision", r.decision)):
+        if body.strip():
+            parts += ["", f"{label}: {body.strip()}"]
+    if r.chosen:
+        parts += [
+            "",
+            f"Chosen option: {r.chosen}" + (f", because {r.rationale}" if r.rationale else ""),
+        ]
+    if r.options:
+        parts += ["", "Options considered: " + "; ".join(r.options)]
+    if r.consequences.strip():
+        parts += ["", f"Consequences: {r.consequences.strip()}"]
+    text = "\n".join(parts)[:12_000]
+    anchors = [Anchor(AnchorType.FILE, r.path), Anchor(AnchorType.TAG, "adr")]
+    anchors += file_anchors(paths_in(f"{r.context}\n{r.decision}\n{r.consequences}"))[:10]
+    status = (r.status or "").lower().split()[0] if r.status else None
+    if status:
+        anchors.append(Anchor(AnchorType.TAG, f"status-{status}"))
+    active = decision_active(r)
+    created = r.date if r.date is not None else (now or time.time())
+    return Candidate(
+        NewMemory(
+            text=text,
+            kind=Kind.DECISION,
+            summary=_clip(
+                f"{head} ({r.status or 'status unknown'}). {r.decision or r.chosen or r.context}",
+                400,
+            ),
+            anchors=anchors,
+            artifacts=[Artifact("adr", r.path, r.title[:200])],
+            source="adr",
+            source_id=r.path,
+            importance=0.8 if active else 0.4,
+            confidence=1.0,
+            created_at=created,
+            valid_from=created,
+            valid_to=None if active else (now or time.time()),
+            metadata={
+                "status": r.status,
+                "format": r.format,
+                "number": r.number,
+                "options": list(r.options),
+                "chosen": r.chosen,
+                "supersedes": list(r.supersedes),
+                "supersededBy": list(r.superseded_by),
+            },
+        ),
+        1.0,
+        "decision-record",
+    )
+
+
+# ---------------------------------------------------------------------------------- rules
+
+
+def convention_confidence(text: str) -> float:
+    """How much a sentence reads like a rule: imperative, or always/never/must/prefer…"""
+    t = text.strip()
+    words = len(t.split())
+    if words < 3 or words > 120:
+        return 0.2
+    score = 0.3
+    if _IMPERATIVE_START.match(t):
+        score += 0.35
+    hits = len(_RULE_WORDS.findall(t))
+    score += min(0.3, 0.15 * hits)
+    if re.search(r"\b(always|never|must|don't|do not|avoid|prefer)\b", t, re.I):
+        score += 0.1
+    if t.endswith("?"):
+        score -= 0.4
+    if re.match(r"^(thank|thanks|welcome|hi|hello|this (document|guide|file))\b", t, re.I):
+        score -= 0.4
+    return max(0.0, min(1.0, score))
+
+
+def from_rule_item(f: RuleFile, item: RuleItem) -> Candidate:
+    """A rule item becomes a convention; its file's globs are its anchors."""
+    explicit = f.kind != "contributing"
+    confidence = (
+        max(0.9, convention_confidence(item.text)) if explicit else convention_confidence(item.text)
+    )
+    anchors = [Anchor(AnchorType.GLOB, g) for g in f.globs]
+    anchors.append(Anchor(AnchorType.TAG, "rule"))
+    anchors.append(Anchor(AnchorType.TAG, f.kind))
+    anchors += file_anchors(paths_in(item.text))[:6]
+    prefix = (
+        f"{item.heading}: "
+        if item.heading and item.heading.lower() not in item.text.lower()
+        else ""
+    )
+    text = f"{prefix}{item.text.strip()}"
+    importance = 0.8 if f.always_apply or f.kind in ("claude", "agents", "cursorrules") else 0.6
+    return Candidate(
+        NewMemory(
+            text=text,
+            kind=Kind.CONVENTION,
+            anchors=anchors,
+            artifacts=[Artifact("file", f.path, f.description[:200] if f.description else None)],
+            source="rules",
+            source_id=f"{f.path}:{item.line}",
+            importance=importance,
+            confidence=round(confidence, 3),
+            metadata={"file": f.path, "line": item.line, "kind": f.kind, "globs": list(f.globs)},
+        ),
+        confidence,
+        f"rule:{f.kind}",
+    )
+
+
+def from_rule_file(f: RuleFile) -> list[Candidate]:
+    return [from_rule_item(f, item) for item in f.items if item.text.strip()]
+
+
+# ---------------------------------------------------------------------------------- fixes
+
+
+def solution_from_error(
+    *,
+    text: str,
+    path: str | None,
+    message: str,
+    code: str | None = None,
+    source: str | None = None,
+    source_name: str,
+    source_id: str,
+    importance: float = 0.6,
+    metadata: dict | None = None,
+) -> Candidate:
+    """An error and the change that fixed it becomes a solution anchored to the error's
+    normalised signature (and its file), wherever it was seen: editor or conversation."""
+    anchors = [Anchor(AnchorType.ERROR, error_signature(message, code, source))]
+    if path:
+        anchors = file_anchors([path]) + anchors
+    return Candidate(
+        NewMemory(
+            text=text,
+            kind=Kind.SOLUTION,
+            anchors=anchors,
+            source=source_name,
+            source_id=source_id,
+            importance=importance,
+            metadata=metadata or {},
+        ),
+        1.0,
+        "error-fix",
+    )

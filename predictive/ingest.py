@@ -1,0 +1,474 @@
+"""Ingestion: read a project's git history, decision records, rule files and chat histories,
+extract memories from them and store them — idempotent and incremental.
+
+``run(store, *, root, options, progress)`` is what the CLI (``living-memory ingest``) and the
+language server (``livingMemory.ingest``) call; it answers a JSON-ready summary of what was
+read, added, already known, dropped (low confidence), superseded, archived and skipped (with
+reasons). ``progress(done, total, message)`` may raise to cancel between batches; what was
+written before stays written and consistent (each batch is one transaction).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import re
+import time
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from predictive.conversations import extract as extract_conversation
+from predictive.conversations import summarise
+from predictive.extract import (
+    Candidate,
+    from_commit,
+    from_decision,
+    from_rule_file,
+)
+from storage.errors import InvalidInput
+from storage.repository import MemoryStore
+from storage.sessions import SessionStore
+from storage.sources.records import Conversation, SkipLog
+
+log = logging.getLogger(__name__)
+
+SOURCES = ("git", "adr", "rules", "chats")
+FIRST_RUN_SOURCES = ("git", "adr", "rules")
+TOOLS = ("cursor", "specstory", "copilot", "claude", "codex")
+BATCH = 64
+
+Progress = Callable[..., None]
+
+
+def parse_since(value: Any, *, now: float | None = None) -> float | None:
+    """``--since``: epoch seconds, an ISO date or date-time, or an age (``90d``, ``12h``,
+    ``6w``, ``3m``, ``1y``)."""
+    if value is None or value == "":
+        return None
+    if isinstance(value, bool):
+        raise InvalidInput(f"since must be a date, a time or an age, not {value!r}")
+    if isinstance(value, int | float):
+        return float(value)
+    text = str(value).strip()
+    now = time.time() if now is None else now
+    m = re.fullmatch(r"(\d+(?:\.\d+)?)\s*([hdwmy])", text, re.I)
+    if m:
+        n = float(m.group(1))
+        days = {"h": 1 / 24, "d": 1, "w": 7, "m": 30, "y": 365}[m.group(2).lower()]
+        return now - n * days * 86400
+    try:
+        return float(text)
+    except ValueError:
+        pass
+    try:
+        dt = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        raise InvalidInput(
+            f"since {text!r} is not a date (2025-01-31), a time (2025-01-31T12:00) or an age "
+            "(30d, 12h, 6w)"
+        ) from None
+    if dt.tzinfo is None:
+        dt = dt.replace(tzinfo=timezone.utc)
+    return dt.timestamp()
+
+
+@dataclass(frozen=True)
+class IngestOptions:
+    sources: tuple[str, ...] = ("all",)
+    tools: tuple[str, ...] | None = None  # chat tools; None = all
+    paths: tuple[str, ...] = ()  # read these instead of the default locations
+    since: float | None = None
+    dry_run: bool = False
+    all_workspaces: bool = False
+    home: str | None = None  # where chat tools keep their files (tests point it elsewhere)
+    platform: str | None = None
+
+    @classmethod
+    def from_dict(cls, raw: dict[str, Any] | IngestOptions | None) -> IngestOptions:
+        if isinstance(raw, IngestOptions):
+            return raw
+        raw = dict(raw or {})
+        sources = raw.get("sources") or ("all",)
+        if isinstance(sources, str):
+            sources = (sources,)
+        sources = tuple(sources)
+        for s in sources:
+            if s not in (*SOURCES, "all"):
+                raise InvalidInput(f"unknown source {s!r}; use {', '.join((*SOURCES, 'all'))}")
+        tools = raw.get("tools") or raw.get("source")
+        if isinstance(tools, str):
+            tools = (tools,)
+        if tools:
+            for t in tools:
+                if t not in TOOLS:
+                    raise InvalidInput(f"unknown chat source {t!r}; use {', '.join(TOOLS)}")
+        paths = raw.get("paths") or raw.get("path") or ()
+        if isinstance(paths, str):
+            paths = (paths,)
+        return cls(
+            sources=sources,
+            tools=tuple(tools) if tools else None,
+            paths=tuple(str(p) for p in paths),
+            since=parse_since(raw.get("since")),
+            dry_run=bool(raw.get("dry_run") or raw.get("dryRun")),
+            all_workspaces=bool(raw.get("all_workspaces") or raw.get("all")),
+            home=raw.get("home"),
+            platform=raw.get("platform"),
+        )
+
+    def wanted(self) -> tuple[str, ...]:
+        if "all" in self.sources:
+            return SOURCES
+        return tuple(s for s in SOURCES if s in self.sources)
+
+
+@dataclass
+class SourceReport:
+    read: int = 0
+    added: int = 0
+    existing: int = 0
+    unchanged: int = 0
+    dropped: int = 0
+    superseded: int = 0
+    archived: int = 0
+    sessions: int = 0
+    messages: int = 0
+    by_kind: dict[str, int] = field(default_factory=dict)
+    seconds: float = 0.0
+    error: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        out = {
+            "read": self.read,
+            "added": self.added,
+            "existing": self.existing,
+            "unchanged": self.unchanged,
+            "dropped": self.dropped,
+            "superseded": self.superseded,
+            "archived": self.archived,
+            "byKind": dict(sorted(self.by_kind.items())),
+            "seconds": round(self.seconds, 3),
+        }
+        if self.sessions or self.messages:
+            out["sessions"] = self.sessions
+            out["messages"] = self.messages
+        if self.error:
+            out["error"] = self.error
+        return out
+
+
+def _fingerprint(*parts: Any) -> str:
+    h = hashlib.sha256()
+    for p in parts:
+        h.update(json.dumps(p, sort_keys=True, default=str).encode("utf-8", "replace"))
+    return h.hexdigest()[:32]
+
+
+class _Run:
+    """One ingestion run over one store and one project root."""
+
+    def __init__(
+        self, store: MemoryStore, root: Path, opts: IngestOptions, progress: Progress | None
+    ) -> None:
+        self.store = store
+        self.root = root
+        self.opts = opts
+        self._progress = progress
+        self.skips = SkipLog()
+        self.done = 0
+        self.cancelled: BaseException | None = None
+
+    def progress(self, message: str, total: int = 0) -> None:
+        self.report(self.done, max(total, self.done, 1), message)
+
+    def report(self, done: int, total: int, message: str) -> None:
+        """Tell the caller; what it raises (a cancellation) ends the whole run."""
+        if self._progress is not None:
+            try:
+                self._progress(done, total, message)
+            except BaseException as e:
+                self.cancelled = e
+                raise
+
+    def store_candidates(
+        self, candidates: Sequence[Candidate], report: SourceReport
+    ) -> list[tuple[Candidate, int | None]]:
+        """Add the kept candidates (one transaction); answer (candidate, memory id)."""
+        kept = [c for c in candidates if c.kept]
+        report.dropped += len(candidates) - len(kept)
+        if not kept:
+            return []
+        if self.opts.dry_run:
+            known = self.store.known_contents([c.memory.text for c in kept])
+            for c in kept:
+                if c.memory.text in known:
+                    report.existing += 1
+                else:
+                    report.added += 1
+                    k = c.memory.kind.value
+                    report.by_kind[k] = report.by_kind.get(k, 0) + 1
+            return [(c, None) for c in kept]
+        results = self.store.add_many([c.memory for c in kept])
+        for c, r in zip(kept, results):
+            if r.created:
+                report.added += 1
+                k = c.memory.kind.value
+                report.by_kind[k] = report.by_kind.get(k, 0) + 1
+            else:
+                report.existing += 1
+        self.done += len(kept)
+        return [(c, r.id) for c, r in zip(kept, results)]
+
+    # ---- git -------------------------------------------------------------------------------
+
+    def git(self, report: SourceReport) -> None:
+        from storage.sources import git
+
+        if not git.is_repo(self.root):
+            self.skips.skip("git", str(self.root), "not a git repository")
+            return
+        state = self.store.ingest_state("git")
+        after = state.get("last_commit")
+        root_s = str(self.root)
+        batch: list[Candidate] = []
+        reverts: list[tuple[str, str]] = []
+        last: str | None = None
+
+        def flush() -> None:
+            self.store_candidates(batch, report)
+            batch.clear()
+            self.progress(f"git: {report.read} commits")
+
+        for c in git.read_commits(self.root, after=after, since=self.opts.since, skips=self.skips):
+            report.read += 1
+            last = c.sha
+            batch.append(from_commit(c, root_s))
+            if c.reverts:
+                reverts.append((c.sha, c.reverts))
+            if len(batch) >= BATCH:
+                flush()
+        if batch:
+            flush()
+        if self.opts.dry_run:
+            return
+        for sha, reverted in reverts:
+            new = self.store.find_by_source("git", sha)
+            olds = self.store.source_ids("git", prefix=reverted)
+            for old_id in olds.values():
+                if new is not None and old_id != new.id:
+                    old = self.store.get(old_id)
+                    if old.superseded_by is None:
+                        self.store.supersede(old_id, new.id, at=new.created_at)
+                        report.superseded += 1
+        if last is not None:
+            self.store.set_ingest_state("git", {"last_commit": last})
+
+    # ---- decision records ------------------------------------------------------------------
+
+    def adr(self, report: SourceReport) -> None:
+        from storage.sources import adr
+
+        paths = [Path(p) for p in self.opts.paths] if self.opts.paths else None
+        records = adr.find_records(self.root, paths=paths, skips=self.skips)
+        report.read = len(records)
+        state = self.store.ingest_state("adr")
+        previous = self.store.source_ids("adr", include_archived=False)
+        changed_state: dict[str, str] = {}
+        by_path: dict[str, int] = {}
+        todo = []
+        for r in records:
+            fp = _fingerprint(r.text, r.status, r.supersedes, r.superseded_by)
+            if state.get(r.path) == fp and r.path in previous:
+                report.unchanged += 1
+                by_path[r.path] = previous[r.path]
+                continue
+            todo.append((r, fp))
+        for start in range(0, len(todo), BATCH):
+            chunk = todo[start : start + BATCH]
+            stored = self.store_candidates([from_decision(r) for r, _ in chunk], report)
+            for (r, fp), (_, mid) in zip(chunk, stored):
+                changed_state[r.path] = fp
+                if mid is None:
+                    continue
+                old = previous.get(r.path)
+                if old is not None and old != mid:  # the record was edited: keep its history
+                    self.store.supersede(old, mid)
+                    report.superseded += 1
+                by_path[r.path] = mid
+            self.progress(f"decision records: {start + len(chunk)} of {len(todo)}", len(todo))
+        if self.opts.dry_run:
+            return
+        for r in records:
+            new_id = by_path.get(r.path)
+            for old_path in r.supersedes:
+                old_id = by_path.get(old_path)
+                if new_id is None or old_id is None or old_id == new_id:
+                    continue
+                old = self.store.get(old_id)
+                if old.superseded_by != new_id:
+                    new = self.store.get(new_id)
+                    self.store.supersede(old_id, new_id, at=new.valid_from)
+                    report.superseded += 1
+        if changed_state:
+            self.store.set_ingest_state("adr", changed_state)
+
+    # ---- rule files ------------------------------------------------------------------------
+
+    def rules(self, report: SourceReport) -> None:
+        from storage.sources import rules
+
+        paths = [Path(p) for p in self.opts.paths] if self.opts.paths else None
+        state = self.store.ingest_state("rules")
+        seen: set[str] = set()
+        new_state: dict[str, str] = {}
+        for f in rules.find_rule_files(self.root, paths=paths, skips=self.skips):
+            report.read += 1
+            seen.add(f.path)
+            fp = _fingerprint(f.text, f.globs, f.always_apply, [i.text for i in f.items])
+            if state.get(f.path) == fp:
+                report.unchanged += 1
+                continue
+            stored = self.store_candidates(from_rule_file(f), report)
+            new_state[f.path] = fp
+            if self.opts.dry_run:
+                continue
+            now_ids = {mid for _, mid in stored if mid is not None}
+            for mid in self.store.source_ids("rules", prefix=f"{f.path}:").values():
+                if mid not in now_ids:
+                    self.store.archive(mid, reason=f"no longer in {f.path}")
+                    report.archived += 1
+            self.progress(f"rules: {f.path}")
+        if paths is None and not self.opts.dry_run:
+            for path in set(state) - seen:
+                if state[path] == "removed":
+                    continue
+                for mid in self.store.source_ids("rules", prefix=f"{path}:").values():
+                    self.store.archive(mid, reason=f"{path} was removed")
+                    report.archived += 1
+                new_state[path] = "removed"
+        if new_state and not self.opts.dry_run:
+            self.store.set_ingest_state("rules", new_state)
+
+    # ---- chats -----------------------------------------------------------------------------
+
+    def conversations(self) -> Iterator[Conversation]:
+        from storage.sources import chats
+
+        return chats.read_all(
+            None if self.opts.all_workspaces else self.root,
+            tools=self.opts.tools,
+            paths=[Path(p) for p in self.opts.paths] or None,
+            home=Path(self.opts.home) if self.opts.home else None,
+            platform=self.opts.platform,
+            all_workspaces=self.opts.all_workspaces,
+            since=self.opts.since,
+            skips=self.skips,
+        )
+
+    def chats(
+        self, report: SourceReport, conversations: Iterable[Conversation] | None = None
+    ) -> None:
+        sessions = SessionStore(self.store)
+        state = self.store.ingest_state("chats")
+        new_state: dict[str, str] = {}
+        for conv in conversations if conversations is not None else self.conversations():
+            report.read += 1
+            key = f"{conv.tool}:{conv.external_id}"
+            fp = _fingerprint(conv.title, [(m.idx, m.role, m.text) for m in conv.messages])
+            if state.get(key) == fp:
+                report.unchanged += 1
+                continue
+            extraction = extract_conversation(conv)
+            if self.opts.dry_run:
+                report.sessions += 1
+                report.messages += len(conv.messages)
+                self.store_candidates(extraction.kept + extraction.dropped, report)
+                continue
+            saved = sessions.save(conv, summary=summarise(conv))
+            report.sessions += 1
+            report.messages += saved.new_messages + saved.changed_messages
+            stored = self.store_candidates(extraction.kept + extraction.dropped, report)
+            for c, mid in stored:
+                if mid is not None:
+                    sessions.link(saved.session_id, mid, c.message_idx)
+            new_state[key] = fp
+            if len(new_state) >= 50:
+                self.store.set_ingest_state("chats", new_state)
+                new_state.clear()
+            self.progress(f"chats: {report.sessions} conversations")
+        if new_state:
+            self.store.set_ingest_state("chats", new_state)
+        if not self.opts.dry_run and self.store.has_embedder:
+            pending = sessions.pending_embeddings()
+
+            def step(done: int, total: int) -> None:
+                self.report(done, total, "chats: embedding messages")
+
+            if pending:
+                sessions.embed_pending(progress=step)
+
+
+def run(
+    store: MemoryStore,
+    *,
+    root: str | Path,
+    options: dict[str, Any] | IngestOptions | None = None,
+    progress: Progress | None = None,
+    conversations: Iterable[Conversation] | None = None,
+) -> dict[str, Any]:
+    """Ingest the wanted sources of ``root`` into ``store``; answer a summary.
+
+    ``conversations`` replaces the chat readers (the LoCoMo benchmark feeds its own)."""
+    opts = IngestOptions.from_dict(options)
+    root = Path(root)
+    job = _Run(store, root, opts, progress)
+    started = time.perf_counter()
+    reports: dict[str, SourceReport] = {}
+    for source in opts.wanted():
+        report = reports[source] = SourceReport()
+        t0 = time.perf_counter()
+        job.progress(f"{source}: reading")
+        try:
+            if source == "chats":
+                job.chats(report, conversations)
+            else:
+                getattr(job, source)(report)
+        except Exception as e:
+            if e is job.cancelled:
+                raise
+            # one failing source is reported and the others still run
+            log.warning("ingesting %s failed", source, exc_info=True)
+            report.error = f"{type(e).__name__}: {e}"
+        report.seconds = time.perf_counter() - t0
+    elapsed = time.perf_counter() - started
+    added = sum(r.added for r in reports.values())
+    messages = sum(r.messages for r in reports.values())
+    return {
+        "root": str(root),
+        "dryRun": opts.dry_run,
+        "since": opts.since,
+        "sources": {k: v.to_dict() for k, v in reports.items()},
+        "added": added,
+        "existing": sum(r.existing for r in reports.values()),
+        "dropped": sum(r.dropped for r in reports.values()),
+        "skipped": job.skips.as_dict(),
+        "seconds": round(elapsed, 3),
+        "memoriesPerSecond": round(added / elapsed, 1) if elapsed > 0 else None,
+        "messagesPerSecond": round(messages / elapsed, 1) if elapsed > 0 and messages else None,
+    }
+
+
+def first_run(
+    store: MemoryStore, root: str | Path, *, progress: Progress | None = None
+) -> dict[str, Any] | None:
+    """Ingest git, decision records and rule files once, into a store with no memories yet
+    (chats only on request: they are personal). None when there was nothing to do."""
+    if store.count() > 0 or store.ingest_state("first_run"):
+        return None
+    summary = run(store, root=root, options={"sources": FIRST_RUN_SOURCES}, progress=progress)
+    store.set_ingest_state("first_run", {"done": str(time.time())})
+    return summary
