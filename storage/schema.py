@@ -202,8 +202,9 @@ CREATE VIRTUAL TABLE messages_fts USING fts5(
     text, terms,
     tokenize = 'porter unicode61 remove_diacritics 2'
 );
+-- body: every message of the session, so a session is found by what was said in it too.
 CREATE VIRTUAL TABLE sessions_fts USING fts5(
-    title, summary, terms,
+    title, summary, terms, body,
     tokenize = 'porter unicode61 remove_diacritics 2'
 );
 CREATE INDEX messages_pending ON messages(model_id);

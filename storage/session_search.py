@@ -22,6 +22,8 @@ from storage.sessions import Message, Session, SessionStore
 from storage.text import fts_or, fts_terms
 
 MODES = ("hybrid", "keyword", "vector")
+# bm25 weights of sessions_fts: title, summary, identifier terms, the messages themselves
+SESSION_BM25 = "2.0, 1.0, 0.5, 0.5"
 
 
 @dataclass
@@ -193,7 +195,7 @@ def search_sessions(
     qv = query_vector if query_vector is not None else _query_vector(sessions, query, mode)
     pool = max(20, 3 * k)
     kw = (
-        _keyword(sessions.store, "sessions_fts", "2.0, 1.0, 0.5", query, pool)
+        _keyword(sessions.store, "sessions_fts", SESSION_BM25, query, pool)
         if mode in ("hybrid", "keyword")
         else []
     )

@@ -26,6 +26,8 @@ from storage.text import identifier_terms
 
 MAX_MESSAGE_CHARS = 20_000
 """Longer messages are stored cut to this length (the source still has them whole)."""
+MAX_SESSION_BODY = 400_000
+"""At most this much of a session's text is indexed for finding the session."""
 
 
 @dataclass(frozen=True)
@@ -201,14 +203,22 @@ class SessionStore:
             title, summary = conn.execute(
                 "SELECT title, summary FROM sessions WHERE id = ?", (sid,)
             ).fetchone()
+            body = "\n".join(
+                t
+                for (t,) in conn.execute(
+                    "SELECT text FROM messages WHERE session_id = ? ORDER BY idx", (sid,)
+                )
+            )[:MAX_SESSION_BODY]
             conn.execute("DELETE FROM sessions_fts WHERE rowid = ?", (sid,))
             conn.execute(
-                "INSERT INTO sessions_fts(rowid, title, summary, terms) VALUES (?, ?, ?, ?)",
+                "INSERT INTO sessions_fts(rowid, title, summary, terms, body) "
+                "VALUES (?, ?, ?, ?, ?)",
                 (
                     sid,
                     title or "",
                     summary or "",
                     identifier_terms(f"{title or ''} {summary or ''}"),
+                    body,
                 ),
             )
         return SaveResult(sid, created, new_n, changed_n)
