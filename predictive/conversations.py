@@ -62,7 +62,8 @@ _STILL_BROKEN = re.compile(
 _DECISION = re.compile(
     r"\b(we(?:'ve| have)? decided|(?:i|we) decided|let'?s (?:go with|use|stick with|switch to|"
     r"move to)|we(?:'ll| will) (?:go with|use|stick with|switch to)|decision:|"
-    r"(?:i|we)(?:'m| am| are) going (?:with|to use)|(?:i|we) chose|going forward,? (?:we|use))\b",
+    r"(?:i|we)(?:'m|'re| am| are) going (?:with|to use)|(?:i|we) chose|going forward,? (?:we|use)|"
+    r"(?:we|i)(?:'ll| will)? (?:use|switch to|go with) \S+ from now on)\b",
     re.I,
 )
 _AGREE = re.compile(
@@ -213,7 +214,20 @@ def _solutions(conv: Conversation, msgs: Sequence[ChatMessage], out: Extraction)
     for i, m in enumerate(msgs):
         if m.role != "user" or not _ERROR.search(m.text):
             continue
+        # Follow the exchange: when the user says the first answer did not help, the fix is
+        # the next answer (up to three rounds).
         j = _next_at(msgs, i, "assistant")
+        failed_before = False
+        for _ in range(3):
+            if j is None:
+                break
+            k = _next_at(msgs, j, "user")
+            if k is None or not _STILL_BROKEN.search(msgs[k].text):
+                break
+            nxt = _next_at(msgs, k, "assistant")
+            if nxt is None:
+                break
+            j, failed_before = nxt, True
         if j is None:
             continue
         reply = msgs[j]
@@ -223,7 +237,7 @@ def _solutions(conv: Conversation, msgs: Sequence[ChatMessage], out: Extraction)
             confidence += 0.15
         code = _code(reply.code_blocks, reply.text)
         if code:
-            confidence += 0.15
+            confidence += 0.2
         if _FIX_WORDS.search(reply.text):
             confidence += 0.1
         if (
@@ -238,6 +252,8 @@ def _solutions(conv: Conversation, msgs: Sequence[ChatMessage], out: Extraction)
         problem = _clip(err_line.group(0) if err_line else m.text, 300)
         explanation = " ".join(_sentences(reply.text)[:3]) or _clip(reply.text, 400)
         parts = [f"Problem: {problem}", f"Fix: {_clip(explanation, 600)}"]
+        if failed_before:
+            parts[1] += " (an earlier suggestion did not work)"
         for b in code[:2]:
             snippet = "\n".join(b.code.strip().splitlines()[:25])
             parts += [f"```{b.language or ''}", snippet, "```"]

@@ -233,6 +233,10 @@ def convention_confidence(text: str) -> float:
         score += 0.1
     if t.endswith("?"):
         score -= 0.4
+    if re.match(r"^(i|i'm|i've|i'd|my|me)\b", t, re.I) and not re.search(
+        r"\b(we|must|should|please)\b", t, re.I
+    ):
+        score -= 0.3  # a remark about oneself ("I always forget…") is not a project rule
     if re.match(r"^(thank|thanks|welcome|hi|hello|this (document|guide|file))\b", t, re.I):
         score -= 0.4
     return max(0.0, min(1.0, score))

@@ -1,0 +1,117 @@
+"""Extraction precision and recall on a hand-labelled sample of conversations.
+
+    python -m bench.bench_extraction [--verbose]
+
+``bench/data/extraction_labelled.json`` lists, per conversation, the memories a careful reader
+would extract (a kind and a phrase the text must contain). Every extracted memory that matches
+no expectation is a false positive; every expectation that nothing matches is a miss.
+Candidates below the confidence floor are dropped before matching, as ingestion drops them.
+The rules were tuned on the ``tuning`` split; the ``held-out`` split was written afterwards and
+never tuned on, so its numbers are the ones to trust.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+from typing import Any
+
+from bench.common import machine, machine_line, table, write_result
+
+DATA = Path(__file__).resolve().parent / "data" / "extraction_labelled.json"
+
+
+def load(path: Path = DATA) -> list[dict[str, Any]]:
+    return json.loads(path.read_text(encoding="utf-8"))["conversations"]
+
+
+def to_conversation(item: dict[str, Any]) -> Any:
+    from storage.sources.records import ChatMessage, Conversation
+
+    return Conversation(
+        tool="claude",
+        external_id=item["id"],
+        messages=tuple(
+            ChatMessage(i, role, text, at=1_700_000_000.0 + i)
+            for i, (role, text) in enumerate(item["messages"])
+        ),
+    )
+
+
+def evaluate(items: list[dict[str, Any]]) -> dict[str, Any]:
+    """Per conversation: what was extracted, what matched; overall precision and recall."""
+    from predictive.conversations import extract
+
+    rows = []
+    extracted = correct = expected = found = dropped = 0
+    for item in items:
+        result = extract(to_conversation(item))
+        dropped += len(result.dropped)
+        want = item["expect"]
+        hit = [False] * len(want)
+        for c in result.kept:
+            extracted += 1
+            ok = False
+            for i, w in enumerate(want):
+                if (
+                    c.memory.kind.value == w["kind"]
+                    and w["contains"].lower() in c.memory.text.lower()
+                ):
+                    hit[i] = ok = True
+            correct += ok
+            rows.append(
+                (item["id"], c.memory.kind.value, round(c.confidence, 2), ok, c.memory.text)
+            )
+        expected += len(want)
+        found += sum(hit)
+        for w, h in zip(want, hit):
+            if not h:
+                rows.append((item["id"], w["kind"], None, "missed", w["contains"]))
+    return {
+        "conversations": len(items),
+        "extracted": extracted,
+        "correct": correct,
+        "expected": expected,
+        "found": found,
+        "dropped_low_confidence": dropped,
+        "precision": round(correct / extracted, 3) if extracted else None,
+        "recall": round(found / expected, 3) if expected else None,
+        "rows": rows,
+    }
+
+
+def main(argv: list[str] | None = None) -> None:
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--verbose", "-v", action="store_true", help="list every extracted item")
+    a = p.parse_args(argv)
+    items = load()
+    print(machine_line())
+    results = {}
+    for split in ("tuning", "held-out", "all"):
+        chosen = [i for i in items if split == "all" or i.get("split") == split]
+        res = results[split] = evaluate(chosen)
+        if a.verbose and split != "all":
+            print(f"\n{split}:")
+            print(
+                table(
+                    ["conversation", "kind", "conf", "right", "text"],
+                    [
+                        (r[0], r[1], r[2], r[3], " ".join(str(r[4]).split())[:70])
+                        for r in res["rows"]
+                    ],
+                )
+            )
+    print()
+    for split, res in results.items():
+        print(
+            f"{split:<9} {res['conversations']:>3} conversations: extracted {res['extracted']} "
+            f"({res['dropped_low_confidence']} dropped, low confidence), {res['correct']} right "
+            f"→ precision {res['precision']}; found {res['found']} of {res['expected']} "
+            f"expected → recall {res['recall']}"
+        )
+    write_result("extraction", {"machine": machine(), **results})
+
+
+if __name__ == "__main__":
+    main()
