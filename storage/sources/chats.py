@@ -27,7 +27,7 @@ import os
 import posixpath
 import re
 import sys
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime, timezone
 from pathlib import Path
@@ -76,7 +76,7 @@ def read_all(
     root: Path | None,
     *,
     tools: Sequence[str] | None = None,
-    paths: Mapping[str, Sequence[Path]] | None = None,
+    paths: Mapping[str, Sequence[Path]] | Sequence[Path] | None = None,
     home: Path | None = None,
     platform: str | None = None,
     all_workspaces: bool = False,
@@ -86,9 +86,12 @@ def read_all(
     """Every conversation of ``root`` from each tool in ``tools`` (default :data:`TOOLS`).
 
     ``paths`` maps a tool name to the files or folders to read instead of its default
-    locations; tools it does not name use their defaults. An unexpected exception in one
-    reader is logged, counted as ``reader failed: …`` and the next tool is read.
+    locations (tools it does not name use their defaults), or is a plain list: then each file
+    goes to the tool whose format it has (:func:`sniff`), every folder to every tool, and no
+    tool reads its defaults. An unexpected exception in one reader is logged, counted as
+    ``reader failed: …`` and the next tool is read.
     """
+    per_tool = _split_paths(paths, skips)
     for tool in tools or TOOLS:
         name = _MODULES.get(tool)
         if name is None:
@@ -99,7 +102,7 @@ def read_all(
             module = importlib.import_module(f"storage.sources.{name}")
             yield from module.read(
                 root,
-                paths=(paths or {}).get(tool),
+                paths=per_tool(tool),
                 home=home,
                 platform=platform,
                 all_workspaces=all_workspaces,
@@ -109,6 +112,73 @@ def read_all(
         except Exception as exc:
             log.warning("chat reader %s failed on %s", tool, where, exc_info=True)
             skips.skip(tool, where, f"reader failed: {exc}")
+
+
+def _split_paths(
+    paths: Mapping[str, Sequence[Path]] | Sequence[Path] | None, skips: SkipLog
+) -> Callable[[str], Sequence[Path] | None]:
+    if paths is None:
+        return lambda tool: None
+    if isinstance(paths, Mapping):
+        mapping = paths
+        return lambda tool: mapping.get(tool)
+    folders: list[Path] = []
+    files: dict[str, list[Path]] = {}
+    for p in map(Path, paths):
+        if p.is_dir():
+            folders.append(p)
+            continue
+        tool = sniff(p)
+        if tool is None:
+            skips.skip("chats", str(p), "unknown format")
+        else:
+            files.setdefault(tool, []).append(p)
+    return lambda tool: [*files.get(tool, []), *folders]
+
+
+def sniff(path: Path) -> str | None:
+    """Which tool wrote a chat file, from its name and first bytes (None when unknown)."""
+    try:
+        with path.open("rb") as f:
+            head = f.read(65536)
+    except OSError:
+        return None
+    if head.startswith(b"SQLite format 3\x00") or path.suffix == ".vscdb":
+        return "cursor"
+    if path.suffix == ".md":
+        return "specstory"
+    text = head.decode("utf-8", errors="replace")
+    first = text.split("\n", 1)[0].strip()
+    try:
+        obj = json.loads(first)
+    except ValueError:
+        obj = None
+    if isinstance(obj, dict):
+        if "kind" in obj and ("v" in obj or "k" in obj):
+            return "copilot"
+        if obj.get("type") == "session_meta" or "payload" in obj:
+            return "codex"
+        if "sessionId" in obj and "requests" in obj:
+            return "copilot"
+        if obj.get("type") in _CLAUDE_TYPES or "parentUuid" in obj or "leafUuid" in obj:
+            return "claude"
+        if obj.get("type") in ("message", "function_call") or "instructions" in obj:
+            return "codex"
+    compact = re.sub(r"\s+", "", first[:4000])
+    if compact.startswith('{"kind":'):
+        return "copilot"
+    if '"type":"session_meta"' in compact:
+        return "codex"
+    if '"parentUuid"' in compact or '"leafUuid"' in compact:
+        return "claude"
+    if path.suffix == ".json" and '"requests"' in text:
+        return "copilot"
+    if path.suffix == ".json" and '"conversation"' in text and '"sample_id"' in text:
+        return "locomo"
+    return None
+
+
+_CLAUDE_TYPES = ("user", "assistant", "summary", "system", "file-history-snapshot", "progress")
 
 
 # ---------------------------------------------------------------- where tools keep things
