@@ -272,8 +272,18 @@ class _Run:
     def adr(self, report: SourceReport) -> None:
         from storage.sources import adr
 
-        paths = [Path(p) for p in self.opts.paths] if self.opts.paths else None
-        records = adr.find_records(self.root, paths=paths, skips=self.skips)
+        records = []
+        if not self.opts.paths:
+            records = adr.find_records(self.root, skips=self.skips)
+        for p in map(Path, self.opts.paths):
+            # a folder or file given on purpose: relative to the project when inside it
+            inside = p.resolve().is_relative_to(self.root.resolve())
+            base = self.root if inside else (p if p.is_dir() else p.parent)
+            rel = p.resolve().relative_to(base.resolve()).as_posix() or "."
+            if p.is_dir():
+                records += adr.find_records(base, dirs=[rel], skips=self.skips)
+            else:
+                records += adr.find_records(base, paths=[rel], skips=self.skips)
         report.read = len(records)
         state = self.store.ingest_state("adr")
         previous = self.store.source_ids("adr", include_archived=False)
