@@ -1,0 +1,291 @@
+/**
+ * The server's `workspace/executeCommand` commands (README "Language server" → Commands):
+ * names, argument and result shapes. Each takes one JSON object argument with camelCase keys.
+ */
+import type { ContextItem, TokenUsage } from './notifications';
+
+export const SERVER_COMMANDS = {
+  assembleContext: 'livingMemory.assembleContext',
+  remember: 'livingMemory.remember',
+  search: 'livingMemory.search',
+  recall: 'livingMemory.recall',
+  explore: 'livingMemory.explore',
+  cite: 'livingMemory.cite',
+  ignore: 'livingMemory.ignore',
+  forget: 'livingMemory.forget',
+  restore: 'livingMemory.restore',
+  contradictions: 'livingMemory.contradictions',
+  resolveContradiction: 'livingMemory.resolveContradiction',
+  stats: 'livingMemory.stats',
+  reindex: 'livingMemory.reindex',
+  ingest: 'livingMemory.ingest',
+  consolidate: 'livingMemory.consolidate',
+  enableClaudeImport: 'livingMemory.enableClaudeImport',
+} as const;
+
+export type ServerCommandKey = keyof typeof SERVER_COMMANDS;
+
+export const KINDS = [
+  'fact',
+  'decision',
+  'episode',
+  'solution',
+  'pattern',
+  'workflow',
+  'convention',
+  'preference',
+  'summary',
+] as const;
+export type Kind = (typeof KINDS)[number];
+
+export const ACTIVITIES = ['debugging', 'feature', 'review', 'refactor', 'deploy', 'general'];
+export type Activity = 'debugging' | 'feature' | 'review' | 'refactor' | 'deploy' | 'general';
+export type Level = 'index' | 'compressed' | 'summary' | 'full';
+export type Resolution = 'a_wins' | 'b_wins' | 'both_valid' | 'merged';
+export const RESOLUTIONS: readonly Resolution[] = ['a_wins', 'b_wins', 'both_valid', 'merged'];
+export const INGEST_SOURCES = ['git', 'adr', 'rules', 'chats', 'all'] as const;
+export type IngestSource = (typeof INGEST_SOURCES)[number];
+
+/** `folder` (a workspace folder URI) picks the store; else the folder of `uri` or the active one. */
+export interface FolderArg {
+  folder?: string;
+}
+
+// ---- arguments ---------------------------------------------------------------------------
+
+export interface AssembleContextArgs extends FolderArg {
+  uri?: string;
+  branch?: string;
+  activity?: Activity;
+  budget?: number;
+  diagnostics?: unknown[];
+  markdown?: boolean;
+}
+
+export interface RememberArgs extends FolderArg {
+  text: string;
+  kind?: Kind;
+  anchors?: string[];
+  tags?: string[];
+  importance?: number;
+  scope?: 'user' | 'project' | 'system';
+  uri?: string;
+  supersedes?: number;
+  source?: string;
+}
+
+export interface SearchArgs extends FolderArg {
+  query: string;
+  limit?: number;
+  kinds?: Kind[];
+  anchors?: string[];
+  branch?: string;
+  mode?: 'hybrid' | 'keyword' | 'vector';
+  includeArchived?: boolean;
+  minSimilarity?: number;
+}
+
+export interface RecallArgs extends FolderArg {
+  id: number;
+  level?: Level | 'related';
+  depth?: number;
+  limit?: number;
+}
+
+export interface ExploreArgs extends FolderArg {
+  id?: number;
+  query?: string;
+  depth?: number;
+  maxNodes?: number;
+  roots?: number;
+  level?: Level;
+}
+
+export interface IdArgs extends FolderArg {
+  id: number;
+  context?: string;
+}
+
+export interface ForgetArgs extends FolderArg {
+  id: number;
+  reason?: string;
+  purge?: boolean;
+}
+
+export interface ContradictionsArgs extends FolderArg {
+  status?: 'open' | 'resolved' | 'dismissed' | 'all';
+  limit?: number;
+}
+
+export interface ResolveContradictionArgs extends FolderArg {
+  id: number;
+  resolution: Resolution;
+  note?: string;
+  mergedId?: number;
+  mergedText?: string;
+}
+
+export interface ReindexArgs extends FolderArg {
+  batchSize?: number;
+}
+
+export interface IngestArgs extends FolderArg {
+  sources?: IngestSource[];
+  since?: string;
+  dryRun?: boolean;
+}
+
+export interface ConsolidateArgs extends FolderArg {
+  dryRun?: boolean;
+}
+
+// ---- results -----------------------------------------------------------------------------
+
+export interface AssembledContext {
+  markdown?: string;
+  tokens: TokenUsage;
+  items: ContextItem[];
+  file: string;
+  module?: string | null;
+  branch: string | null;
+  activity: string;
+  generation: number;
+  elapsedMs: number;
+  uri: string;
+  folder: string;
+}
+
+/** A memory as a list entry: its labels, not its full text. */
+export interface MemoryBrief {
+  id: number;
+  kind: Kind;
+  label: string;
+  compressed: string;
+  anchors: string[];
+  archived: boolean;
+  supersededBy: number | null;
+  createdAt: number;
+}
+
+export interface RememberResult {
+  id: number;
+  created: boolean;
+  memory: MemoryBrief;
+}
+
+export interface SearchHit {
+  id: number;
+  kind: Kind;
+  text: string;
+  label: string;
+  compressed: string;
+  finalScore: number;
+  archived: boolean;
+  [key: string]: unknown;
+}
+
+export interface SearchResult {
+  query: string;
+  count: number;
+  results: SearchHit[];
+}
+
+export interface RecalledMemory {
+  id: number;
+  kind: Kind;
+  level: Level;
+  text: string;
+  next: string;
+  anchors: string[];
+  artifacts: { type: string; ref: string; title: string | null }[];
+  source: string;
+  createdAt: number;
+  validFrom: number | null;
+  validTo: number | null;
+  archived: boolean;
+  supersedes: number | null;
+  supersededBy: number | null;
+  usage: { retrieved: number; cited: number; ignored: number };
+}
+
+export interface RelatedMemory extends MemoryBrief {
+  depth: number;
+  via: string;
+  from: number;
+  strength: number;
+}
+
+export interface RecalledRelated {
+  id: number;
+  level: 'related';
+  memory: MemoryBrief;
+  related: RelatedMemory[];
+}
+
+export interface ExploreNode {
+  id: number;
+  kind: Kind;
+  text: string;
+  children: ExploreNode[];
+  via?: string;
+  strength?: number;
+  depth?: number;
+}
+
+export interface ExploreResult {
+  roots: ExploreNode[];
+  nodes: number;
+  truncated: boolean;
+  depth: number;
+  level: Level;
+}
+
+export interface ContradictionSide extends MemoryBrief {
+  text: string;
+}
+
+export interface Contradiction {
+  id: number;
+  a: ContradictionSide | null;
+  b: ContradictionSide | null;
+  status: 'open' | 'resolved' | 'dismissed';
+  resolution: Resolution | null;
+  note: string | null;
+  reason: string | null;
+  confidence: number | null;
+  detectedAt: number;
+  resolvedAt: number | null;
+  mergedId?: number | null;
+}
+
+export interface ContradictionsResult {
+  status: string;
+  count: number;
+  contradictions: Contradiction[];
+}
+
+/** Store statistics; the store adds counts this list does not name. */
+export interface StatsResult {
+  memories: number;
+  folder: string;
+  root: string;
+  branch: string | null;
+  dbPath: string;
+  injectionTargets: string[];
+  [key: string]: unknown;
+}
+
+export interface ReindexResult {
+  embedded: number;
+  keywordRows: number;
+  vectors: number;
+}
+
+export interface ClaudeImportResult {
+  file: string;
+  changed: boolean;
+  warning?: string;
+}
+
+/** Ingest and consolidate answer a JSON summary whose fields are the implementation's. */
+export type JobSummary = Record<string, unknown>;

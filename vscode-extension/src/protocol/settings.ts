@@ -1,0 +1,99 @@
+/**
+ * The `livingMemory` settings section (README "Language server" → Settings). The server reads
+ * it from `initializationOptions`, then pulls it with `workspace/configuration` (globally and
+ * per folder) and again after `workspace/didChangeConfiguration`. Unknown keys are ignored by
+ * the server; this module still sends only the server's keys, and leaves out empty values so
+ * the server uses its own defaults for them.
+ */
+
+export const SECTION = 'livingMemory';
+
+/** Keys the server reads (server/settings.py, camelCase). */
+export const SERVER_SETTING_KEYS = [
+  'dataDirectory',
+  'modelDirectory',
+  'budget',
+  'tierSplit',
+  'activityProfiles',
+  'injectionTargets',
+  'gitExcludeInjected',
+  'captureFixes',
+  'logLevel',
+  'debounceMs',
+  'changeDebounceMs',
+  'gitPollSeconds',
+  'embedBatchSize',
+] as const;
+
+/** Keys only the extension reads (how to launch and install the server). */
+export const EXTENSION_SETTING_KEYS = ['python', 'serverInstallSource'] as const;
+
+export type ServerSettingKey = (typeof SERVER_SETTING_KEYS)[number];
+export type ExtensionSettingKey = (typeof EXTENSION_SETTING_KEYS)[number];
+
+export interface TierSplit {
+  critical: number;
+  relevant: number;
+  background: number;
+  index: number;
+}
+
+export interface ServerSettings {
+  dataDirectory: string;
+  modelDirectory: string;
+  budget: number;
+  tierSplit: TierSplit;
+  activityProfiles: Record<string, TierSplit>;
+  injectionTargets: ('cursor' | 'copilot' | 'agents')[];
+  gitExcludeInjected: boolean;
+  captureFixes: boolean;
+  logLevel: 'error' | 'warning' | 'info' | 'debug';
+  debounceMs: number;
+  changeDebounceMs: number;
+  gitPollSeconds: number;
+  embedBatchSize: number;
+}
+
+const SERVER_KEYS: ReadonlySet<string> = new Set(SERVER_SETTING_KEYS);
+
+function isServerKey(key: string): key is ServerSettingKey {
+  return SERVER_KEYS.has(key);
+}
+
+/**
+ * The server's part of a raw `livingMemory` section: its keys only, without unset or empty
+ * values (an empty directory means "the default", which the server knows best).
+ */
+export function serverSettings(raw: unknown): Partial<ServerSettings> {
+  const out: Record<string, unknown> = {};
+  if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) {
+    return out;
+  }
+  for (const [key, value] of Object.entries(raw as Record<string, unknown>)) {
+    if (!isServerKey(key) || value === undefined || value === null) {
+      continue;
+    }
+    if (typeof value === 'string' && value.trim() === '' && key !== 'logLevel') {
+      continue;
+    }
+    out[key] = value;
+  }
+  return out;
+}
+
+/** `initializationOptions` as the server reads them (wrapped in the section name). */
+export function initializationOptions(raw: unknown): { livingMemory: Partial<ServerSettings> } {
+  return { livingMemory: serverSettings(raw) };
+}
+
+/** The `workspace/didChangeConfiguration` parameters (push for clients that cannot be pulled). */
+export function didChangeConfigurationParams(raw: unknown): {
+  settings: { livingMemory: Partial<ServerSettings> };
+} {
+  return { settings: initializationOptions(raw) };
+}
+
+/** Settings whose change needs a new server process (everything else is applied live). */
+export function needsRestart(changed: (key: string) => boolean): boolean {
+  return EXTENSION_SETTING_KEYS.some((key) => changed(`${SECTION}.${key}`));
+}

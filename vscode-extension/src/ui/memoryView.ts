@@ -1,0 +1,196 @@
+/**
+ * The "Living Memory" view in the explorer: the current context grouped by tier, and the open
+ * contradictions. Items open their full text.
+ */
+import * as vscode from 'vscode';
+import type { ServerManager } from '../client/serverManager';
+import { COMMANDS, VIEW_ID } from '../ids';
+import type { Contradiction } from '../protocol/commands';
+import { TIERS } from '../protocol/notifications';
+import type { ContextItem, ContextUpdatedParams, Tier } from '../protocol/notifications';
+import type { ContextStore } from '../view/contextStore';
+import { contradictionLabel, firstLine, formatTokens, kindIcon, TIER_TITLES } from '../view/format';
+
+type Node =
+  | { type: 'tier'; tier: Tier; update: ContextUpdatedParams }
+  | { type: 'item'; item: ContextItem; folder: string }
+  | { type: 'contradictions'; list: Contradiction[]; folder: string }
+  | { type: 'contradiction'; contradiction: Contradiction; folder: string }
+  | { type: 'message'; text: string };
+
+const LABEL_CACHE_SIZE = 500;
+
+export class MemoryView implements vscode.TreeDataProvider<Node>, vscode.Disposable {
+  private readonly changeEmitter = new vscode.EventEmitter<Node | undefined>();
+  private readonly labels = new Map<string, string>();
+  private contradictions: { folder: string; list: Contradiction[] } | undefined;
+  private readonly view: vscode.TreeView<Node>;
+  private readonly disposables: { dispose(): unknown }[] = [];
+
+  readonly onDidChangeTreeData = this.changeEmitter.event;
+
+  constructor(
+    private readonly manager: ServerManager,
+    private readonly store: ContextStore,
+  ) {
+    this.view = vscode.window.createTreeView(VIEW_ID, { treeDataProvider: this, showCollapseAll: true });
+    this.disposables.push(
+      this.view,
+      this.changeEmitter,
+      store.onDidChange(() => {
+        void this.refresh();
+      }),
+      manager.onDidChangeState(() => {
+        void this.refresh();
+      }),
+      this.view.onDidChangeVisibility((e) => {
+        if (e.visible) {
+          void this.refresh();
+        }
+      }),
+    );
+  }
+
+  /** Re-reads the contradictions (when the view is visible) and redraws. */
+  async refresh(): Promise<void> {
+    const update = this.store.latest;
+    if (this.view.visible && update && this.manager.state === 'running') {
+      try {
+        const result = await this.manager.api.contradictions({ status: 'open', folder: update.folder });
+        this.contradictions = { folder: update.folder, list: result.contradictions };
+      } catch (e) {
+        this.manager.log.warn(`listing contradictions failed: ${String(e)}`);
+      }
+    }
+    this.view.description = update ? `${formatTokens(update.tokens.total)}/${formatTokens(update.tokens.budget)}` : '';
+    this.changeEmitter.fire(undefined);
+  }
+
+  getChildren(node?: Node): Node[] | Promise<Node[]> {
+    const update = this.store.latest;
+    if (!node) {
+      if (this.manager.state !== 'running' || !update) {
+        return [];
+      }
+      const roots: Node[] = TIERS.map((tier) => ({ type: 'tier', tier, update }));
+      if (this.contradictions && this.contradictions.folder === update.folder) {
+        roots.push({ type: 'contradictions', list: this.contradictions.list, folder: update.folder });
+      }
+      return roots;
+    }
+    switch (node.type) {
+      case 'tier':
+        return this.tierChildren(node.update, node.tier);
+      case 'contradictions':
+        return node.list.length === 0
+          ? [{ type: 'message', text: 'No open contradictions' }]
+          : node.list.map((contradiction) => ({ type: 'contradiction', contradiction, folder: node.folder }));
+      default:
+        return [];
+    }
+  }
+
+  private async tierChildren(update: ContextUpdatedParams, tier: Tier): Promise<Node[]> {
+    const items = update.items.filter((i) => i.tier === tier);
+    await this.loadLabels(update.folder, items);
+    if (items.length === 0) {
+      return [{ type: 'message', text: 'Nothing in this tier' }];
+    }
+    return items.map((item) => ({ type: 'item', item, folder: update.folder }));
+  }
+
+  /** Context items carry ids, not text: their index labels are recalled once and kept. */
+  private async loadLabels(folder: string, items: ContextItem[]): Promise<void> {
+    const missing = items.filter((i) => i.memoryId !== null && !this.labels.has(`${folder}#${i.memoryId}`));
+    if (missing.length === 0 || this.manager.state !== 'running') {
+      return;
+    }
+    const api = this.manager.api;
+    await Promise.all(
+      missing.map(async (item) => {
+        const id = item.memoryId;
+        if (id === null) {
+          return;
+        }
+        try {
+          const recalled = await api.recall({ id, level: 'index', folder });
+          this.labels.set(`${folder}#${id}`, firstLine(recalled.text));
+        } catch {
+          // archived or purged since: the id stays the label
+        }
+      }),
+    );
+    while (this.labels.size > LABEL_CACHE_SIZE) {
+      const oldest = this.labels.keys().next().value;
+      if (oldest === undefined) {
+        break;
+      }
+      this.labels.delete(oldest);
+    }
+  }
+
+  getTreeItem(node: Node): vscode.TreeItem {
+    switch (node.type) {
+      case 'tier': {
+        const usage = node.update.tokens.tiers[node.tier];
+        const item = new vscode.TreeItem(
+          TIER_TITLES[node.tier],
+          usage.items > 0 ? vscode.TreeItemCollapsibleState.Expanded : vscode.TreeItemCollapsibleState.Collapsed,
+        );
+        item.description = `${formatTokens(usage.used)}/${formatTokens(usage.budget)} · ${usage.items} item${usage.items === 1 ? '' : 's'}`;
+        item.contextValue = 'tier';
+        item.id = `tier:${node.tier}`;
+        return item;
+      }
+      case 'item': {
+        const { item: ctx, folder } = node;
+        const label =
+          ctx.memoryId === null ? ctx.key : (this.labels.get(`${folder}#${ctx.memoryId}`) ?? `#${ctx.memoryId}`);
+        const item = new vscode.TreeItem(label, vscode.TreeItemCollapsibleState.None);
+        item.description = `${ctx.kind} · ${ctx.level} · ${formatTokens(ctx.tokens)}`;
+        item.tooltip = `${ctx.kind} #${ctx.memoryId ?? '-'} (${ctx.key}) · shown at level ${ctx.level} · ${ctx.tokens} tokens · score ${ctx.score}`;
+        item.iconPath = new vscode.ThemeIcon(kindIcon(ctx.kind));
+        if (ctx.memoryId !== null) {
+          item.contextValue = 'memory';
+          item.command = {
+            command: COMMANDS.openMemory.id,
+            title: 'Open Memory',
+            arguments: [{ id: ctx.memoryId, folder }],
+          };
+        }
+        return item;
+      }
+      case 'contradictions': {
+        const item = new vscode.TreeItem(
+          'Contradictions',
+          node.list.length > 0 ? vscode.TreeItemCollapsibleState.Expanded : vscode.TreeItemCollapsibleState.Collapsed,
+        );
+        item.description = `${node.list.length} open`;
+        item.iconPath = new vscode.ThemeIcon('git-compare');
+        item.id = 'contradictions';
+        return item;
+      }
+      case 'contradiction': {
+        const c = node.contradiction;
+        const item = new vscode.TreeItem(contradictionLabel(c), vscode.TreeItemCollapsibleState.None);
+        item.tooltip = `${c.a?.text ?? ''}\n\n⟷\n\n${c.b?.text ?? ''}${c.reason ? `\n\n(${c.reason})` : ''}`;
+        item.contextValue = 'contradiction';
+        item.iconPath = new vscode.ThemeIcon('warning');
+        item.command = {
+          command: COMMANDS.resolveContradictions.id,
+          title: 'Resolve',
+          arguments: [{ id: c.id, folder: node.folder }],
+        };
+        return item;
+      }
+      case 'message':
+        return new vscode.TreeItem(node.text, vscode.TreeItemCollapsibleState.None);
+    }
+  }
+
+  dispose(): void {
+    for (const d of this.disposables) {
+      d.dispose();
+    }
+  }
+}
