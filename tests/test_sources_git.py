@@ -239,6 +239,13 @@ def test_git_not_installed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> N
     assert not is_repo(repo.root) and head(repo.root) is None
 
 
+def test_a_repository_git_does_not_trust(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    repo = make_git_repo(tmp_path, DEFAULT_HISTORY[:1])
+    monkeypatch.setenv("GIT_TEST_ASSUME_DIFFERENT_OWNER", "1")  # git's own test switch
+    commits, skips = read(repo.root)
+    assert commits == [] and skips.counts == {("git", "repository not trusted by git"): 1}
+
+
 def test_shallow_clone_is_read_as_far_as_it_goes(tmp_path: Path) -> None:
     repo = make_git_repo(tmp_path)
     clone = tmp_path / "shallow"
@@ -254,7 +261,7 @@ def test_shallow_clone_is_read_as_far_as_it_goes(tmp_path: Path) -> None:
 
 
 def test_stopping_early_ends_git_quietly(tmp_path: Path) -> None:
-    repo = make_big_repo(tmp_path / "big", 2000, files_per_commit=1)
+    repo = make_big_repo(tmp_path / "big", 500, files_per_commit=1)
     skips = SkipLog()
     stream = read_commits(repo.root, skips=skips)
     first = next(stream)
