@@ -16,6 +16,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -926,15 +927,18 @@ def build_all_chats(
     """One conversation of every tool (Cursor: all four generations) for ``project``.
 
     Answers ``tool → external ids``; read them with ``home=`` and ``platform="linux"``.
+    Session ids are derived from the project path, so several projects can share a home.
     """
     project = project if project is not None else tmp_path / "project"
     home = _home(tmp_path, home)
+    sid = str(uuid.uuid5(uuid.NAMESPACE_URL, str(project)))
     ids: dict[str, list[str]] = {"cursor": []}
     for generation in "ABCD":
         fx = build_cursor_workspace(tmp_path, generation, project, home=home)
         ids["cursor"] += fx.ids
-    ids["copilot"] = [write_copilot_session(tmp_path, project, home=home).session_id]
-    ids["claude"] = [write_claude_session(tmp_path, project, home=home).session_id]
-    ids["codex"] = [write_codex_session(tmp_path, project, home=home).session_id]
+    cop = write_copilot_session(tmp_path, project, home=home, session_id=sid)
+    ids["copilot"] = [cop.session_id]
+    ids["claude"] = [write_claude_session(tmp_path, project, home=home, session_id=sid).session_id]
+    ids["codex"] = [write_codex_session(tmp_path, project, home=home, session_id=sid).session_id]
     ids["specstory"] = [write_specstory(project).stem]
     return ids

@@ -86,9 +86,10 @@ def read_all(
     """Every conversation of ``root`` from each tool in ``tools`` (default :data:`TOOLS`).
 
     ``paths`` maps a tool name to the files or folders to read instead of its default
-    locations (tools it does not name use their defaults), or is a plain list: then each file
-    goes to the tool whose format it has (:func:`sniff`), every folder to every tool, and no
-    tool reads its defaults. An unexpected exception in one reader is logged, counted as
+    locations (tools it does not name use their defaults), or is a plain list of files and
+    folders: then each file, and each chat file found under a folder, goes to the tool whose
+    format it has (:func:`sniff`; a named file of no known format is ``unknown format``) and
+    no tool reads its defaults. An unexpected exception in one reader is logged, counted as
     ``reader failed: …`` and the next tool is read.
     """
     per_tool = _split_paths(paths, skips)
@@ -122,18 +123,23 @@ def _split_paths(
     if isinstance(paths, Mapping):
         mapping = paths
         return lambda tool: mapping.get(tool)
-    folders: list[Path] = []
     files: dict[str, list[Path]] = {}
     for p in map(Path, paths):
         if p.is_dir():
-            folders.append(p)
+            for found in sorted(p.rglob("*")):
+                tool = sniff(found) if found.suffix in _CHAT_SUFFIXES and found.is_file() else None
+                if tool is not None:
+                    files.setdefault(tool, []).append(found)
             continue
         tool = sniff(p)
         if tool is None:
             skips.skip("chats", str(p), "unknown format")
         else:
             files.setdefault(tool, []).append(p)
-    return lambda tool: [*files.get(tool, []), *folders]
+    return lambda tool: files.get(tool, [])
+
+
+_CHAT_SUFFIXES = (".vscdb", ".json", ".jsonl", ".md")
 
 
 def sniff(path: Path) -> str | None:
@@ -145,9 +151,10 @@ def sniff(path: Path) -> str | None:
         return None
     if head.startswith(b"SQLite format 3\x00") or path.suffix == ".vscdb":
         return "cursor"
-    if path.suffix == ".md":
-        return "specstory"
     text = head.decode("utf-8", errors="replace")
+    if path.suffix == ".md":
+        marked = "SpecStory" in text[:2000] or ".specstory" in path.parts
+        return "specstory" if marked or "_**User" in text else None
     first = text.split("\n", 1)[0].strip()
     try:
         obj = json.loads(first)
