@@ -36,6 +36,7 @@ from storage.embeddings import ENV_MODEL_DIR, embedder_from_env
 from storage.paths import current_branch, default_db_path, git_root
 from storage.search import MIN_SIMILARITY
 
+INGEST_SOURCES = ("git", "adr", "rules", "chats", "all")
 EXIT_OK = 0
 EXIT_ERROR = 2
 
@@ -92,6 +93,14 @@ def _time(text: str) -> float:
     if dt.tzinfo is None:
         dt = dt.replace(tzinfo=timezone.utc)
     return dt.timestamp()
+
+
+def _ingest_source(text: str) -> str:
+    if text not in INGEST_SOURCES:
+        raise argparse.ArgumentTypeError(
+            f"invalid choice: {text!r} (choose from {', '.join(INGEST_SOURCES)})"
+        )
+    return text
 
 
 def _anchor(text: str) -> Anchor:
@@ -244,9 +253,8 @@ def build_parser() -> argparse.ArgumentParser:
     ig.add_argument(
         "what",
         nargs="*",
-        choices=["git", "adr", "rules", "chats", "all"],
-        default=[],
-        help="what to ingest (default: all)",
+        type=_ingest_source,
+        help="git, adr, rules, chats or all (default: all)",
     )
     ig.add_argument(
         "--source",

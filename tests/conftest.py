@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -25,6 +26,16 @@ TABLES = (
     "embeddings",
     "memories_fts",
 )
+
+
+@pytest.fixture
+def env(tmp_path: Path) -> dict[str, str]:
+    """The environment of a CLI subprocess: its own database, the hashing embedder."""
+    e = {k: v for k, v in os.environ.items() if not k.startswith("LIVING_MEMORY")}
+    e["LIVING_MEMORY_DB"] = str(tmp_path / "data" / "memory.db")
+    e["LIVING_MEMORY_EMBEDDER"] = "hashing"
+    e["PYTHONPATH"] = str(Path(__file__).resolve().parents[1])
+    return e
 
 
 @pytest.fixture

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
@@ -30,15 +29,6 @@ def run(
     return subprocess.CompletedProcess(
         proc.args, proc.returncode, proc.stdout.decode(), proc.stderr.decode()
     )
-
-
-@pytest.fixture
-def env(tmp_path: Path) -> dict[str, str]:
-    e = {k: v for k, v in os.environ.items() if not k.startswith("LIVING_MEMORY")}
-    e["LIVING_MEMORY_DB"] = str(tmp_path / "data" / "memory.db")
-    e["LIVING_MEMORY_EMBEDDER"] = "hashing"
-    e["PYTHONPATH"] = str(Path(__file__).resolve().parents[1])
-    return e
 
 
 def ok(args: list[str], env: dict[str, str], **kw: object) -> str:
