@@ -458,6 +458,8 @@ def test_explicit_paths_adr_dir_and_bad_files(tmp_path: Path) -> None:
     assert list(only) == ["elsewhere/0007-extra.md"]
     assert skips.counts == {("adr", "outside the project"): 1}
     assert set(read(root, dirs=["elsewhere"])[0]) == {"elsewhere/0007-extra.md"}
+    _, skips = read(root, dirs=[str(tmp_path), "../"])
+    assert skips.counts == {("adr", "outside the project"): 2}
     assert "docs/adr" in DEFAULT_DIRS and "docs/architecture/decisions" in DEFAULT_DIRS
 
 

@@ -483,14 +483,12 @@ def _parse(rel_path: str, text: str) -> _Parsed | str:
     )
 
     def joined(role: Role) -> str:
-        idx = roles.get(role, [])
+        """Every section of a role; the second and later ones under their own title."""
         parts = []
-        for i in idx:
+        for n, i in enumerate(roles.get(role, [])):
             part = _clean(_content(sections, i)[0])
-            if part and len(idx) > 1 and _role(sections[i].title) == role and i != idx[0]:
-                part = f"{_plain(sections[i].title)}:\n{part}"
             if part:
-                parts.append(part)
+                parts.append(f"{_plain(sections[i].title)}:\n{part}" if n else part)
         return "\n\n".join(parts)
 
     context, drivers = joined("context"), joined("drivers")
@@ -692,6 +690,9 @@ def _candidates(
     for folder in folders:
         base = root / folder
         if not base.is_dir():
+            continue
+        if not base.resolve().is_relative_to(real_root):
+            skips.skip(SOURCE, folder, "outside the project")
             continue
         found = []
         for here, subdirs, files in os.walk(base):
