@@ -173,8 +173,11 @@ def test_fixtures_at_default_locations_are_found(tmp_path: Path, platform: str) 
     project = tmp_path / "proj"
     build_cursor_workspace(tmp_path, "C", project, platform=platform)
     write_copilot_session(tmp_path, project, platform=platform)
-    convs = list(chats.read_all(project, home=tmp_path / "home", platform=platform,
-                                tools=["cursor", "copilot"], skips=SkipLog()))  # fmt: skip
+    tools = ["cursor", "copilot"]
+    home = tmp_path / "home"
+    convs = list(
+        chats.read_all(project, home=home, platform=platform, tools=tools, skips=SkipLog())
+    )
     assert [c.tool for c in convs] == ["cursor", "copilot"]
 
 

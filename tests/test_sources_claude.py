@@ -150,12 +150,21 @@ def test_other_projects_are_excluded_unless_all_workspaces(tmp_path: Path) -> No
 def test_cwd_of_any_record_ties_a_session_to_the_root(tmp_path: Path) -> None:
     project = tmp_path / "proj"
     folder = claude_projects_dir(tmp_path / "home") / claude_project_dir_name(project)
+
+    def line(uuid: str, parent: str | None, cwd: str, role: str, text: str) -> dict[str, object]:
+        return {
+            "type": role,
+            "uuid": uuid,
+            "parentUuid": parent,
+            "cwd": cwd,
+            "timestamp": iso(T0 + 60 * int(uuid)),
+            "message": {"role": role, "content": text},
+        }
+
     lines = [
-        {"type": "user", "uuid": "1", "parentUuid": None, "cwd": "/somewhere/else",
-         "timestamp": iso(T0), "message": {"role": "user", "content": "first"}},
-        {"type": "assistant", "uuid": "2", "parentUuid": "1", "cwd": str(project / "src"),
-         "timestamp": iso(T0 + 60), "message": {"role": "assistant", "content": "second"}},
-    ]  # fmt: skip
+        line("1", None, "/somewhere/else", "user", "first"),
+        line("2", "1", str(project / "src"), "assistant", "second"),
+    ]
     write_jsonl(folder / "moved.jsonl", lines)
     (conv,), _ = read(project, tmp_path / "home")
     assert conv.workspace == str(project / "src")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from chat_fixtures import (
     MINUTE,
     T0,
@@ -150,3 +151,10 @@ def test_bad_input_is_counted(tmp_path: Path) -> None:
         "invalid json": 1,
     }
     assert snapshot(fx.home) == before
+
+
+def test_too_large_rollout(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    fx = write_codex_session(tmp_path)
+    monkeypatch.setattr(codex, "MAX_LOG_BYTES", 100)
+    convs, skips = read(fx.project, fx.home)
+    assert convs == [] and reasons(skips) == {"too large": 1}

@@ -140,7 +140,9 @@ class ReadOnlyDb:
             # The copy is ours: let SQLite recover a journal or WAL into it.
             conn = apsw.Connection(str(target))
         else:
-            uri = f"file:{quote(str(self.path.resolve()))}?mode=ro"
+            where = self.path.resolve().as_posix()
+            where = where if where.startswith("/") else "/" + where  # C:/… → /C:/…
+            uri = f"file:{quote(where, safe='/:')}?mode=ro"
             if mode == "immutable":
                 uri += "&immutable=1"
             conn = apsw.Connection(uri, flags=flags)
