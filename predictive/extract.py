@@ -20,6 +20,7 @@ MIN_CONFIDENCE = 0.5
 """Candidates below this confidence are dropped (and counted)."""
 
 MAX_FILE_ANCHORS = 30
+TRUNK_BRANCHES = frozenset({"main", "master", "trunk", "develop", "development", "dev"})
 _CONVENTIONAL = re.compile(
     r"^(?P<type>feat|fix|docs|style|refactor|perf|test|build|ci|chore|revert)"
     r"(?:\((?P<scope>[^)]{1,40})\))?!?:\s*",
@@ -111,7 +112,8 @@ def from_commit(c: Commit, root: str | None = None) -> Candidate:
         )
         lines += ["", f"Files: {shown}"]
     anchors = file_anchors(c.files, root)
-    if c.branch:
+    if c.branch and c.branch.lower() not in TRUNK_BRANCHES:
+        # a trunk anchor would hide the commit on every feature branch
         anchors.append(Anchor(AnchorType.BRANCH, c.branch))
     tags = ["commit"]
     if c.is_merge:
@@ -166,7 +168,7 @@ def from_decision(r: DecisionRecord, *, now: float | None = None) -> Candidate:
     for label, body in (("Context", r.context), ("Decision", r.decision)):
         if body.strip():
             parts += ["", f"{label}: {body.strip()}"]
-    if r.chosen:
+    if r.chosen and r.chosen not in r.decision:
         parts += [
             "",
             f"Chosen option: {r.chosen}" + (f", because {r.rationale}" if r.rationale else ""),

@@ -418,14 +418,26 @@ def progress_of(client: LanguageClient, token: Any) -> list[Any]:
     return client.progress_reports.get(token, [])
 
 
-async def test_ingest_is_not_available_yet(client: LanguageClient):
+async def test_ingest_learns_rule_files_with_progress(client: LanguageClient):
+    await run(client, "ingest", {"sources": ["rules"]})  # whatever the first open learned
+    (repo(client) / ".cursorrules").write_text("- Prefer dataclasses over dicts for records.\n")
     before = set(client.progress_reports)
-    message = await expect_error(REQUEST_FAILED, run(client, "ingest", {"sources": ["git"]}))
-    assert "not available yet" in message
+    result = await run(client, "ingest", {"sources": ["rules"]})
+    rules = result["sources"]["rules"]
+    assert rules["added"] == 1 and rules["read"] == 1
     (token,) = set(client.progress_reports) - before
     kinds = [p.kind for p in progress_of(client, token)]
     assert kinds[0] == "begin" and kinds[-1] == "end"
-    assert "not available yet" in progress_of(client, token)[-1].message
+    found = await run(client, "search", {"query": "dataclasses records"})
+    assert any("dataclasses" in r["text"] for r in found["results"])
+    again = await run(client, "ingest", {"sources": ["rules"], "dryRun": True})
+    assert again["sources"]["rules"]["unchanged"] == 1 and again["added"] == 0
+
+
+async def test_ingest_with_a_bad_since_fails_with_its_reason(client: LanguageClient):
+    with pytest.raises(JsonRpcException) as info:
+        await run(client, "ingest", {"sources": ["git"], "since": "the other day"})
+    assert "since" in info.value.message
 
 
 async def test_consolidate_is_not_available_yet(client: LanguageClient):
