@@ -475,10 +475,17 @@ def run(
 def first_run(
     store: MemoryStore, root: str | Path, *, progress: Progress | None = None
 ) -> dict[str, Any] | None:
-    """Ingest git, decision records and rule files once, into a store with no memories yet
-    (chats only on request: they are personal). None when there was nothing to do."""
-    if store.count() > 0 or store.ingest_state("first_run"):
+    """Ingest git, decision records and rule files once, the first time a store meets its
+    project (chats only on request: they are personal). None when it was done before —
+    by this or by any explicit ingestion of those sources."""
+    if not needs_first_run(store):
         return None
     summary = run(store, root=root, options={"sources": FIRST_RUN_SOURCES}, progress=progress)
     store.set_ingest_state("first_run", {"done": str(time.time())})
     return summary
+
+
+def needs_first_run(store: MemoryStore) -> bool:
+    if store.ingest_state("first_run"):
+        return False
+    return not any(store.ingest_state(s) for s in FIRST_RUN_SOURCES)

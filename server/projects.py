@@ -230,7 +230,7 @@ class Project:
             log.warning("%s: warming up the engine failed", self.name, exc_info=True)
 
     async def background(self) -> None:
-        """What a store needs once after opening: a first ingestion when it is empty, vectors,
+        """What a store needs once after opening: the first ingestion of its project, vectors,
         then the disclosure levels."""
         if self.settings.ingest_on_first_open:
             await self.first_ingest()
@@ -285,8 +285,8 @@ class Project:
             log.warning("%s: filling levels failed: %s", self.name, e)
 
     async def first_ingest(self) -> None:
-        """Learn git history, decision records and rule files once, into an empty store, as a
-        cancellable job; then refresh the active file's context."""
+        """Learn git history, decision records and rule files the first time the store meets
+        the project, as a cancellable job; then refresh the active file's context."""
         from server.jobs import JobCancelled
 
         store = self.store
@@ -299,9 +299,9 @@ class Project:
             return first_run(store, self.root, progress=job.progress)
 
         try:
-            needed = await self.call(
-                lambda: store.count() == 0 and not store.ingest_state("first_run")
-            )
+            from predictive.ingest import needs_first_run
+
+            needed = await self.call(needs_first_run, store)
             if not needed:
                 return
             summary = await self.server.jobs.run(

@@ -222,17 +222,25 @@ def test_not_a_git_repository_is_a_skip_not_an_error(store: MemoryStore, tmp_pat
     assert "not a git repository" in reasons
 
 
-def test_first_run_learns_once_and_only_into_an_empty_store(store: MemoryStore, project: GitRepo):
+def test_first_run_learns_once(store: MemoryStore, project: GitRepo):
     summary = first_run(store, project.root)
     assert summary is not None and set(summary["sources"]) == {"git", "adr", "rules"}
     assert summary["added"] > 0
     assert first_run(store, project.root) is None
 
 
-def test_first_run_leaves_a_used_store_alone(store: MemoryStore, project: GitRepo, add):
+def test_first_run_also_learns_into_a_store_with_remembered_memories(
+    store: MemoryStore, project: GitRepo, add
+):
     add("something the user remembered")
+    summary = first_run(store, project.root)
+    assert summary is not None and summary["added"] > 0
+    assert store.count() == 1 + summary["added"]
+
+
+def test_first_run_is_not_needed_after_an_explicit_ingestion(store: MemoryStore, project: GitRepo):
+    run(store, root=project.root, options=options(sources=["git"]))
     assert first_run(store, project.root) is None
-    assert store.count() == 1
 
 
 @pytest.mark.parametrize(

@@ -1,13 +1,12 @@
 """Long jobs with ``$/progress`` and cancellation: ``livingMemory.reindex`` (embed what lacks a
-vector, rebuild the keyword and vector indexes), and ``livingMemory.ingest`` /
-``livingMemory.consolidate``.
+vector, rebuild the keyword and vector indexes), ``livingMemory.ingest`` (git, decision records,
+rule files, chats: :func:`predictive.ingest.run`) and ``livingMemory.consolidate``.
 
-Ingestion and consolidation are built by other issues. Until their modules exist, these
-commands still open and close a progress report and then answer a clear "not available yet"
-error (``RequestFailed``) — never a fake success. The contract they will be called through:
-``predictive.ingest.run(store, *, root, options, progress)`` and
-``predictive.consolidate.run(store, *, root, options, progress)``, where ``progress(done,
-total, message=None)`` raises when the client cancelled, and the result is a JSON-ready dict.
+Consolidation is built by a later issue. Until its module exists, the command still opens and
+closes a progress report and then answers a clear "not available yet" error
+(``RequestFailed``) — never a fake success. The contract both are called through:
+``<module>.run(store, *, root, options, progress)``, where ``progress(done, total,
+message=None)`` raises when the client cancelled, and the result is a JSON-ready dict.
 """
 
 from __future__ import annotations
