@@ -11,8 +11,9 @@ import time
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime, timezone
+from functools import lru_cache
 
-from predictive.derive import derive_file, error_signature
+from predictive.derive import FileFacts, derive_file, error_signature
 from storage.models import Anchor, AnchorType, Artifact, Kind, NewMemory
 from storage.sources.records import Commit, DecisionRecord, RuleFile, RuleItem
 
@@ -67,7 +68,7 @@ def file_anchors(paths: Iterable[str], root: str | None = None) -> list[Anchor]:
     for p in list(dict.fromkeys(paths))[:MAX_FILE_ANCHORS]:
         if not p or (p.startswith(("/", "..")) and root is None):
             continue
-        facts = derive_file(p, None, root=root)
+        facts = _facts(p, root)
         for a in (
             Anchor(AnchorType.FILE, facts.path),
             Anchor(AnchorType.MODULE, facts.module) if facts.module else None,
@@ -76,6 +77,12 @@ def file_anchors(paths: Iterable[str], root: str | None = None) -> list[Anchor]:
                 seen.add(a)
                 out.append(a)
     return out
+
+
+@lru_cache(maxsize=4096)
+def _facts(path: str, root: str | None) -> FileFacts:
+    """Path-only facts (module, package) of a file; histories name the same files often."""
+    return derive_file(path, None, root=root)
 
 
 def paths_in(text: str) -> list[str]:
@@ -141,7 +148,7 @@ def from_commit(c: Commit, root: str | None = None) -> Candidate:
             metadata={
                 "author": c.author,
                 "parents": list(c.parents),
-                "files": list(c.files[:200]),
+                "fileCount": len(c.files),
                 "reverts": c.reverts,
                 "conventional": ctype,
             },
