@@ -17,4 +17,18 @@ export default tseslint.config(
       'no-console': 'error',
     },
   },
+  {
+    files: ['test/**/*.ts'],
+    rules: {
+      // node:test's describe/test return promises the runner itself awaits
+      '@typescript-eslint/no-floating-promises': [
+        'error',
+        {
+          allowForKnownSafeCalls: [
+            { from: 'package', package: 'node:test', name: ['describe', 'test', 'before', 'after'] },
+          ],
+        },
+      ],
+    },
+  },
 );

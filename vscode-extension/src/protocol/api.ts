@@ -24,6 +24,7 @@ import type {
   ForgetArgs,
   IdArgs,
   IngestArgs,
+  IngestSummary,
   JobSummary,
   RecallArgs,
   RecalledMemory,
@@ -144,7 +145,7 @@ export class MemoryApi {
   }
 
   ingest(args: IngestArgs = {}, options?: CallOptions) {
-    return this.call<JobSummary>(SERVER_COMMANDS.ingest, args, options);
+    return this.call<IngestSummary>(SERVER_COMMANDS.ingest, args, options);
   }
 
   consolidate(args: ConsolidateArgs = {}, options?: CallOptions) {

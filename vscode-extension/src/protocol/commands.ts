@@ -129,10 +129,20 @@ export interface ReindexArgs extends FolderArg {
   batchSize?: number;
 }
 
+export const CHAT_TOOLS = ['cursor', 'specstory', 'copilot', 'claude', 'codex'] as const;
+export type ChatTool = (typeof CHAT_TOOLS)[number];
+
 export interface IngestArgs extends FolderArg {
   sources?: IngestSource[];
+  /** Chat tools to read (default: all). */
+  tools?: ChatTool[];
+  /** Files or folders to read instead of the usual places. */
+  paths?: string[];
+  /** A date (2025-01-31), a time or an age (30d, 12h). */
   since?: string;
   dryRun?: boolean;
+  /** Chats of every workspace, not only this folder's. */
+  allWorkspaces?: boolean;
 }
 
 export interface ConsolidateArgs extends FolderArg {
@@ -267,6 +277,18 @@ export interface ContradictionsResult {
 /** Store statistics; the store adds counts this list does not name. */
 export interface StatsResult {
   memories: number;
+  active: number;
+  archived: number;
+  superseded: number;
+  byKind: Record<string, number>;
+  bySource: Record<string, number>;
+  edges: number;
+  contradictionsOpen: number;
+  embedded: number;
+  pendingEmbeddings: number;
+  generation: number;
+  dbBytes: number;
+  modelId: string;
   folder: string;
   root: string;
   branch: string | null;
@@ -289,3 +311,32 @@ export interface ClaudeImportResult {
 
 /** Ingest and consolidate answer a JSON summary whose fields are the implementation's. */
 export type JobSummary = Record<string, unknown>;
+
+/** What one ingestion source did (`living-memory ingest --json`). */
+export interface IngestSourceSummary {
+  read?: number;
+  added?: number;
+  existing?: number;
+  unchanged?: number;
+  dropped?: number;
+  superseded?: number;
+  archived?: number;
+  byKind?: Record<string, number>;
+  sessions?: number;
+  messages?: number;
+  seconds?: number;
+  [key: string]: unknown;
+}
+
+/** The summary `livingMemory.ingest` answers; every field is optional to the reader. */
+export interface IngestSummary {
+  dryRun?: boolean;
+  since?: string | null;
+  sources?: Record<string, IngestSourceSummary>;
+  added?: number;
+  existing?: number;
+  dropped?: number;
+  skipped?: { total?: number; byReason?: unknown[]; examples?: unknown[] };
+  seconds?: number;
+  [key: string]: unknown;
+}

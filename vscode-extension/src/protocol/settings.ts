@@ -18,6 +18,7 @@ export const SERVER_SETTING_KEYS = [
   'injectionTargets',
   'gitExcludeInjected',
   'captureFixes',
+  'ingestOnFirstOpen',
   'logLevel',
   'debounceMs',
   'changeDebounceMs',
@@ -47,6 +48,7 @@ export interface ServerSettings {
   injectionTargets: ('cursor' | 'copilot' | 'agents')[];
   gitExcludeInjected: boolean;
   captureFixes: boolean;
+  ingestOnFirstOpen: boolean;
   logLevel: 'error' | 'warning' | 'info' | 'debug';
   debounceMs: number;
   changeDebounceMs: number;

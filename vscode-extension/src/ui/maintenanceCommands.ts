@@ -3,7 +3,7 @@ import * as vscode from 'vscode';
 import { INGEST_SOURCES } from '../protocol/commands';
 import type { Contradiction, IngestSource, Resolution } from '../protocol/commands';
 import { refFrom } from '../view/args';
-import { contradictionLabel, firstLine, renderContradiction, renderObject } from '../view/format';
+import { contradictionLabel, firstLine, renderContradiction, renderIngest, renderObject } from '../view/format';
 import { chooseFolder, guarded } from './common';
 import type { Services } from './common';
 import { runJob } from './progress';
@@ -116,9 +116,23 @@ export async function ingestHistory(s: Services): Promise<void> {
     if (!sources || sources.length === 0) {
       return;
     }
+    let allWorkspaces = false;
+    if (sources.some((x) => x.label === 'chats')) {
+      const scope = await vscode.window.showQuickPick(
+        [
+          { label: "This workspace's chats", all: false },
+          { label: 'Chats of every workspace', all: true, description: 'Cursor, Copilot, Claude Code, Codex…' },
+        ],
+        { title: 'Ingest History: which chats', ignoreFocusOut: true },
+      );
+      if (!scope) {
+        return;
+      }
+      allWorkspaces = scope.all;
+    }
     const since = await vscode.window.showInputBox({
       title: 'Ingest History: since',
-      prompt: 'Only what is newer than this date (2025-01-31) — Enter for everything',
+      prompt: 'Only what is newer than a date (2025-01-31) or an age (30d) — Enter for everything',
       ignoreFocusOut: true,
     });
     if (since === undefined) {
@@ -138,6 +152,7 @@ export async function ingestHistory(s: Services): Promise<void> {
       sources: sources.length === sourceItems.length ? (['all'] as IngestSource[]) : sources.map((x) => x.label as IngestSource),
       since: since.trim() || undefined,
       dryRun: mode.dryRun,
+      allWorkspaces,
       folder,
     };
     const result = await runJob(s.manager, 'Living Memory: ingesting history', (options) =>
@@ -145,7 +160,7 @@ export async function ingestHistory(s: Services): Promise<void> {
     );
     await s.documents.showResult(
       mode.dryRun ? 'Ingest preview' : 'Ingest result',
-      renderObject(mode.dryRun ? 'Ingest preview (nothing was stored)' : 'Ingest result', result),
+      renderIngest(mode.dryRun ? 'Ingest preview' : 'Ingest result', result),
     );
   });
 }

@@ -7,6 +7,7 @@ import type {
   ContradictionSide,
   ExploreNode,
   ExploreResult,
+  IngestSummary,
   Kind,
   RecalledMemory,
   RecalledRelated,
@@ -248,4 +249,66 @@ export function flattenExplore(result: ExploreResult): FlatNode[] {
 export function firstLine(text: string, max = 120): string {
   const line = text.trim().split(/\r?\n/)[0] ?? '';
   return line.length > max ? `${line.slice(0, max - 1)}…` : line;
+}
+
+const INGEST_COLUMNS = ['read', 'added', 'existing', 'unchanged', 'dropped', 'superseded', 'archived'] as const;
+
+function count(value: unknown): string {
+  return typeof value === 'number' ? value.toLocaleString('en-US') : '—';
+}
+
+/** One skip reason: `{reason, count}`, `[reason, count]` or anything else as JSON. */
+function skipLine(entry: unknown): string {
+  if (Array.isArray(entry) && entry.length === 2) {
+    return `${scalar(entry[0])}: ${scalar(entry[1])}`;
+  }
+  if (isPlainObject(entry) && 'reason' in entry) {
+    const n = entry.count ?? entry.n;
+    return n === undefined ? scalar(entry.reason) : `${scalar(entry.reason)}: ${scalar(n)}`;
+  }
+  return scalar(entry);
+}
+
+/**
+ * An ingestion summary: a row per source, the totals, why things were skipped. A summary of
+ * another shape is shown as it is (renderObject).
+ */
+export function renderIngest(title: string, summary: IngestSummary): string {
+  const sources = summary.sources;
+  if (!isPlainObject(sources) || !Object.values(sources).every(isPlainObject)) {
+    return renderObject(title, summary);
+  }
+  const lines = [`# ${title}`, ''];
+  if (summary.dryRun === true) {
+    lines.push('*Dry run: nothing was stored.*', '');
+  }
+  lines.push(
+    `| source | ${INGEST_COLUMNS.join(' | ')} | kinds |`,
+    `| --- | ${INGEST_COLUMNS.map(() => '---:').join(' | ')} | --- |`,
+  );
+  for (const [name, s] of Object.entries(sources)) {
+    const kinds = isPlainObject(s.byKind)
+      ? Object.entries(s.byKind)
+          .map(([k, n]) => `${k} ${count(n)}`)
+          .join(', ')
+      : '';
+    lines.push(`| ${cell(name)} | ${INGEST_COLUMNS.map((c) => count(s[c])).join(' | ')} | ${cell(kinds) || '—'} |`);
+  }
+  lines.push(
+    '',
+    `Added **${count(summary.added)}**, already known ${count(summary.existing)}, dropped as low-confidence ${count(summary.dropped)}` +
+      (typeof summary.seconds === 'number' ? ` in ${summary.seconds.toFixed(1)} s.` : '.'),
+  );
+  const skipped = summary.skipped;
+  if (isPlainObject(skipped) && typeof skipped.total === 'number' && skipped.total > 0) {
+    lines.push('', `## Skipped: ${count(skipped.total)}`, '');
+    for (const entry of Array.isArray(skipped.byReason) ? skipped.byReason : []) {
+      lines.push(`- ${cell(skipLine(entry))}`);
+    }
+    const examples = Array.isArray(skipped.examples) ? skipped.examples : [];
+    if (examples.length > 0) {
+      lines.push('', '```json', JSON.stringify(examples.slice(0, 10), null, 2), '```');
+    }
+  }
+  return lines.join('\n') + '\n';
 }

@@ -41,7 +41,7 @@ import { MemoryApi } from '../../src/protocol/api';
 import { serverCommand } from '../../src/protocol/launch';
 import { contextUpdated } from '../../src/protocol/notifications';
 import type { ContextUpdatedParams } from '../../src/protocol/notifications';
-import { initializationOptions, SECTION } from '../../src/protocol/settings';
+import { initializationOptions, SECTION, serverSettings } from '../../src/protocol/settings';
 
 export const PACKAGE_ROOT = path.resolve(__dirname, '..', '..', '..');
 export const REPO_ROOT = path.resolve(PACKAGE_ROOT, '..');
@@ -157,7 +157,8 @@ export class TestServer {
       return null;
     }
     const scoped = item.scopeUri === undefined ? {} : (this.folderSettings[item.scopeUri] ?? {});
-    return { ...this.settings, ...scoped };
+    // what the extension's configuration middleware answers: the server's keys, no empties
+    return serverSettings({ ...this.settings, ...scoped });
   }
 
   /** The contextUpdated notifications after index `since` that match, waiting for one. */
@@ -212,6 +213,25 @@ export async function waitFor<T>(
       throw new Error(`timed out waiting for ${what}`);
     }
     await new Promise((r) => setTimeout(r, 25));
+  }
+}
+
+/** Awaits `get()` until it gives a value (not undefined, null or false). */
+export async function eventually<T>(
+  get: () => Promise<T | undefined | null | false>,
+  timeoutMs = 20_000,
+  what = 'a condition',
+): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await get();
+    if (value !== undefined && value !== null && value !== false) {
+      return value;
+    }
+    if (Date.now() > deadline) {
+      throw new Error(`timed out waiting for ${what}`);
+    }
+    await new Promise((r) => setTimeout(r, 50));
   }
 }
 
