@@ -89,9 +89,13 @@ def setup(server: LivingMemoryServer) -> None:
                 raise NotAvailable(f"{name} is not available yet: {issue}. Nothing was changed.")
             return fn(project.store, root=project.root, options=options, progress=job.progress)
 
-        return await server.jobs.run(
+        result = await server.jobs.run(
             title, work, project.job_worker, request_id=request_id, token=token
         )
+        learned = isinstance(result, dict) and bool(result.get("added"))
+        if learned and server.context is not None and project.state.request() is not None:
+            server.context.request(project)  # what was learned may belong in the context
+        return result
 
     @command(server, "ingest", IngestArgs)
     async def ingest(a: IngestArgs) -> Any:
