@@ -323,7 +323,10 @@ export class ServerManager implements NotificationSender, vscode.Disposable {
     this.client = undefined;
     this.setState('failed');
     if (client) {
-      void client.dispose().catch(() => undefined);
+      // after the client has finished handling the close
+      setTimeout(() => {
+        void client.dispose().catch(() => undefined);
+      }, 0);
     }
     void this.offer(
       `The Living Memory server stopped ${CRASH_LIMIT} times within 3 minutes and is not restarted ` +
