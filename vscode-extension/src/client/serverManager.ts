@@ -70,6 +70,7 @@ export class ServerManager implements NotificationSender, vscode.Disposable {
   private client: LanguageClient | undefined;
   private current: PythonCandidate | undefined;
   private stateValue: ServerState = 'stopped';
+  private restarting = false;
   private queue: Promise<void> = Promise.resolve();
   private readonly crashes = new CrashWindow(CRASH_LIMIT, CRASH_WINDOW_MS);
   private readonly stateEmitter = new vscode.EventEmitter<ServerState>();
@@ -120,6 +121,15 @@ export class ServerManager implements NotificationSender, vscode.Disposable {
 
   /** The typed commands of the running server; a readable error when it is not running. */
   get api(): MemoryApi {
+    return new MemoryApi(this.runningClient());
+  }
+
+  /** Throws the readable error when the server is not running. */
+  ensureRunning(): void {
+    this.runningClient();
+  }
+
+  private runningClient(): LanguageClient {
     const client = this.client;
     if (!client || this.stateValue !== 'running') {
       throw new Error(
@@ -128,7 +138,7 @@ export class ServerManager implements NotificationSender, vscode.Disposable {
           : 'the Living Memory server is not running (see the Living Memory log, or run "Living Memory: Restart Server")',
       );
     }
-    return new MemoryApi(client);
+    return client;
   }
 
   notify<P>(type: NotificationType<P>, params: P): void {
@@ -251,7 +261,12 @@ export class ServerManager implements NotificationSender, vscode.Disposable {
           this.log.error(`connection error: ${error.message}`);
           return count !== undefined && count <= 3
             ? { action: ErrorAction.Continue }
-            : { action: ErrorAction.Shutdown, handled: true };
+            : {
+                action: ErrorAction.Shutdown,
+                message:
+                  'The connection to the Living Memory server keeps failing, so it was stopped. ' +
+                  'See the Living Memory log, then run "Living Memory: Restart Server".',
+              };
         },
         closed: (): CloseHandlerResult => this.closed(),
       },
@@ -276,10 +291,14 @@ export class ServerManager implements NotificationSender, vscode.Disposable {
         return;
       }
       if (e.newState === State.Running) {
+        this.restarting = false;
         this.setState('running');
         this.startEmitter.fire();
       } else if (e.newState === State.Starting) {
         this.setState('starting');
+      } else {
+        // stopped on its own: restarted after a crash, or given up on (connection errors)
+        this.setState(this.restarting ? 'starting' : 'failed');
       }
     });
     client.onNotification(contextUpdated, (params: unknown) => {
@@ -312,6 +331,7 @@ export class ServerManager implements NotificationSender, vscode.Disposable {
       return { action: CloseAction.DoNotRestart, handled: true };
     }
     if (this.crashes.record(Date.now())) {
+      this.restarting = true;
       this.log.warn('the server stopped unexpectedly; restarting it');
       void vscode.window.showWarningMessage(
         'The Living Memory server stopped unexpectedly and was restarted. The log may say why.',

@@ -11,6 +11,8 @@ import { KeyedBatcher } from '../util/debounce';
 
 export const DIAGNOSTICS_DELAY_MS = 250;
 export const DIAGNOSTICS_MAX_WAIT_MS = 2000;
+/** At most this many files are sent when the server (re)starts (it keeps as many). */
+export const RESYNC_MAX_FILES = 500;
 
 export class DiagnosticsForwarder implements vscode.Disposable {
   private readonly sent = new Map<string, string>();
@@ -32,7 +34,8 @@ export class DiagnosticsForwarder implements vscode.Disposable {
     const uris = vscode.languages
       .getDiagnostics()
       .filter(([uri, diagnostics]) => uri.scheme === 'file' && diagnostics.length > 0)
-      .map(([uri]) => uri.toString());
+      .map(([uri]) => uri.toString())
+      .slice(0, RESYNC_MAX_FILES);
     if (uris.length > 0) {
       this.batcher.add(...uris);
     }

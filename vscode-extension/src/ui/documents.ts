@@ -75,6 +75,9 @@ export class MemoryDocuments implements vscode.TextDocumentContentProvider, vsco
 
   /** Opens a route in the Markdown preview (or as text where there is no preview). */
   async show(route: DocumentRoute, options: { refresh?: boolean } = {}): Promise<void> {
+    if (route.kind !== 'result') {
+      this.manager.ensureRunning();
+    }
     const uri = this.uriFor(route);
     if (options.refresh) {
       this.changeEmitter.fire(uri);
