@@ -318,7 +318,8 @@ class Project:
             return
         if summary:
             log.info("%s: first ingestion added %d memories", self.name, summary["added"])
-            if self.server.context is not None and self.state.request() is not None:
+            learned = summary["added"] > 0
+            if learned and self.server.context is not None and self.state.request() is not None:
                 self.server.context.request(self)
 
     async def embed_pending(self) -> None:
