@@ -95,6 +95,7 @@ class Item:
     tokens: int
     memory_id: int | None
     kind: str
+    label: str | None = None  # the memory's one-line index label, for lists in editors
 
     def to_dict(self) -> dict[str, Any]:
         return dict(self.__dict__, tier=self.tier.value, score=round(self.score, 6))
@@ -130,6 +131,14 @@ class AssembledContext:
             "cached": self.cached,
             "markdown": self.markdown,
         }
+
+
+def _label(m: Memory) -> str:
+    """One line naming a memory: its index label, else the start of its text."""
+    if m.index_label and m.index_label.strip():
+        return m.index_label.strip()
+    first = " ".join(m.text.split())
+    return first if len(first) <= 80 else first[:79].rstrip() + "…"
 
 
 @dataclass
@@ -442,6 +451,9 @@ class ContextEngine:
                 cands[p.candidate.memory_id].memory.kind.value
                 if p.candidate.memory_id in cands
                 else p.candidate.key.rstrip("0123456789"),
+                _label(cands[p.candidate.memory_id].memory)
+                if p.candidate.memory_id in cands
+                else None,
             )
             for t in TIERS
             for p in fills[t].placed

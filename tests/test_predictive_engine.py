@@ -274,6 +274,11 @@ def test_json_account(store: MemoryStore) -> None:
     assert sum(t["used"] for t in out["tokens"]["tiers"].values()) <= out["tokens"]["total"] + 8
     for item in out["items"]:
         assert {"key", "tier", "level", "score", "tokens", "memory_id", "kind"} <= item.keys()
+        if item["memory_id"] is not None:  # editors list items by their label
+            assert item["label"] and "\n" not in item["label"] and len(item["label"]) <= 80
+            assert item["label"] == store.get(item["memory_id"]).index_label or (
+                store.get(item["memory_id"]).text.startswith(item["label"].rstrip("…"))
+            )
 
 
 def test_file_read_from_disk_and_unknown_language(tmp_path: Path, store: MemoryStore) -> None:
