@@ -17,7 +17,6 @@ import re
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
@@ -33,6 +32,7 @@ from storage.errors import InvalidInput
 from storage.repository import MemoryStore
 from storage.sessions import SessionStore
 from storage.sources.records import Conversation, SkipLog
+from storage.text import parse_instant
 
 log = logging.getLogger(__name__)
 
@@ -60,20 +60,13 @@ def parse_since(value: Any, *, now: float | None = None) -> float | None:
         n = float(m.group(1))
         days = {"h": 1 / 24, "d": 1, "w": 7, "m": 30, "y": 365}[m.group(2).lower()]
         return now - n * days * 86400
-    try:
-        return float(text)
-    except ValueError:
-        pass
-    try:
-        dt = datetime.fromisoformat(text.replace("Z", "+00:00"))
-    except ValueError:
+    at = parse_instant(text)
+    if at is None:
         raise InvalidInput(
             f"since {text!r} is not a date (2025-01-31), a time (2025-01-31T12:00) or an age "
             "(30d, 12h, 6w)"
-        ) from None
-    if dt.tzinfo is None:
-        dt = dt.replace(tzinfo=timezone.utc)
-    return dt.timestamp()
+        )
+    return at
 
 
 @dataclass(frozen=True)

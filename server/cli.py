@@ -35,6 +35,7 @@ from storage import (
 from storage.embeddings import ENV_MODEL_DIR, embedder_from_env
 from storage.paths import current_branch, default_db_path, git_root
 from storage.search import MIN_SIMILARITY
+from storage.text import parse_instant
 
 INGEST_SOURCES = ("git", "adr", "rules", "chats", "all")
 EXIT_OK = 0
@@ -80,19 +81,12 @@ def _positive_int(text: str) -> int:
 
 def _time(text: str) -> float:
     """An ISO date/time (UTC unless it says otherwise) or seconds since the epoch."""
-    try:
-        return float(text)
-    except ValueError:
-        pass
-    try:
-        dt = datetime.fromisoformat(text.replace("Z", "+00:00"))
-    except ValueError:
+    at = parse_instant(text)
+    if at is None:
         raise argparse.ArgumentTypeError(
             f"not a time: {text!r} (use ISO 8601 like 2026-01-31 or epoch seconds)"
-        ) from None
-    if dt.tzinfo is None:
-        dt = dt.replace(tzinfo=timezone.utc)
-    return dt.timestamp()
+        )
+    return at
 
 
 def _ingest_source(text: str) -> str:

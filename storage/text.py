@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+from datetime import datetime, timezone
 
 _WS = re.compile(r"\s+")
 _IDENT = re.compile(r"[A-Za-z][A-Za-z0-9]*(?:[_\-./][A-Za-z0-9]+)*")
@@ -70,3 +71,20 @@ def fts_or(terms: list[str]) -> str | None:
 def fts_query(text: str, *, max_terms: int = 32) -> str | None:
     """An FTS5 OR-query of the distinct, quoted words of ``text`` (stopwords dropped)."""
     return fts_or(fts_terms(text, max_terms=max_terms))
+
+
+def parse_instant(text: str) -> float | None:
+    """Seconds since the epoch, or an ISO 8601 date or date-time (UTC unless it says
+    otherwise), as epoch seconds; None when it is neither."""
+    text = text.strip()
+    try:
+        return float(text)
+    except ValueError:
+        pass
+    try:
+        dt = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    if dt.tzinfo is None:
+        dt = dt.replace(tzinfo=timezone.utc)
+    return dt.timestamp()
