@@ -24,10 +24,9 @@ from storage.sources.adr import (
     parse_record,
 )
 from storage.sources.records import GENERATED_MARKER, MAX_FILE_BYTES, DecisionRecord, SkipLog
+from tests.conftest import SHARED_DATA
 
-SAMPLES = Path(__file__).resolve().parents[2] / "shared" / "data" / "adr"
-if not SAMPLES.is_dir():  # the project checkout sits beside ../shared
-    SAMPLES = Path("/work/shared/data/adr")
+SAMPLES = SHARED_DATA / "adr"
 FOLDERS = ("madr", "cisagov-manage.get.gov", "alphagov-govuk-aws")
 MADR = "madr/"
 GOV = "cisagov-manage.get.gov/"

@@ -9,8 +9,9 @@ from pathlib import Path
 
 from storage.sources import chats, locomo
 from storage.sources.records import SkipLog
+from tests.conftest import SHARED_DATA
 
-REAL = Path("/work/shared/data/locomo/locomo10.json")
+REAL = SHARED_DATA / "locomo" / "locomo10.json"
 
 
 def sample() -> list[dict[str, object]]:
