@@ -380,6 +380,11 @@ def as_text(value: Any) -> str:
     return ""
 
 
+def as_list(value: Any) -> list[Any]:
+    """``value`` when it is a list, else an empty list (formats put anything anywhere)."""
+    return value if isinstance(value, list) else []
+
+
 def clip(text: str, limit: int = TOOL_TEXT_LIMIT) -> str:
     """``text`` cut to ``limit`` characters, ending in ``…`` when cut."""
     return text if len(text) <= limit else text[: limit - 1] + "…"

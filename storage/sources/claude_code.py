@@ -28,6 +28,7 @@ from typing import Any
 from storage.sources.chats import (
     MAX_LOG_BYTES,
     Scope,
+    as_list,
     as_text,
     fenced_code_blocks,
     files_in_params,
@@ -345,7 +346,7 @@ def _written_code(params: Any, root: Path | None) -> tuple[CodeBlock, ...]:
     target = params.get("file_path") or params.get("notebook_path")
     name = relative_file(target, root) if isinstance(target, str) else None
     pieces = [params.get("content"), params.get("new_string"), params.get("new_source")]
-    for edit in params.get("edits") or []:
+    for edit in as_list(params.get("edits")):
         if isinstance(edit, dict):
             pieces.append(edit.get("new_string"))
     blocks = [CodeBlock(code=p, filename=name) for p in pieces if isinstance(p, str) and p.strip()]

@@ -25,6 +25,7 @@ from typing import Any
 from storage.sources.chats import (
     MAX_LOG_BYTES,
     Scope,
+    as_list,
     as_text,
     fenced_code_blocks,
     files_in_params,
@@ -153,7 +154,9 @@ def _conversation(text: str, path: Path, root: Path | None, skips: SkipLog) -> C
             continue
         if kind == "response_item" and isinstance(payload, dict):
             item = payload
-        elif kind in _ITEM_TYPES and payload is None:  # legacy: the item is the line
+        elif (
+            isinstance(kind, str) and kind in _ITEM_TYPES and payload is None
+        ):  # legacy: the item is the line
             item = record
         else:
             continue
@@ -196,7 +199,7 @@ def _item_messages(
     if kind == "message":
         role = item.get("role")
         text = "\n".join(
-            as_text(c) for c in item.get("content") or [] if isinstance(c, dict) and as_text(c)
+            as_text(c) for c in as_list(item.get("content")) if isinstance(c, dict) and as_text(c)
         )
         if isinstance(item.get("content"), str):
             text = item["content"]

@@ -358,7 +358,8 @@ def _tool_message(
     for key in ("invocationMessage", "pastTenseMessage"):
         v = part.get(key)
         if isinstance(v, dict):
-            for uri in (v.get("uris") or {}).values():
+            uris = v.get("uris")
+            for uri in uris.values() if isinstance(uris, dict) else ():
                 p = path_from_uri(uri)
                 if p:
                     files.append(p)

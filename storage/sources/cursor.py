@@ -36,6 +36,7 @@ import apsw
 from storage.paths import git_root
 from storage.sources.chats import (
     Scope,
+    as_list,
     editor_user_dir,
     fenced_code_blocks,
     files_in_params,
@@ -317,7 +318,7 @@ def _chat_tabs(data: Any, db: _DbFile, state: _State) -> Iterator[Conversation]:
         if not state.scope.recent(last, where):
             continue
         messages: list[ChatMessage] = []
-        for bubble in tab.get("bubbles") or []:
+        for bubble in as_list(tab.get("bubbles")):
             if not isinstance(bubble, dict):
                 continue
             kind = bubble.get("type")
@@ -328,7 +329,7 @@ def _chat_tabs(data: Any, db: _DbFile, state: _State) -> Iterator[Conversation]:
             text = _tab_text(bubble, role)
             attached = [
                 CodeBlock(code=s["text"], filename=_relative(path_from_uri(s.get("uri")), root))
-                for s in bubble.get("selections") or []
+                for s in as_list(bubble.get("selections"))
                 if isinstance(s, dict) and isinstance(s.get("text"), str) and s["text"].strip()
             ]
             blocks = merge_code_blocks(fenced_code_blocks(text), attached)
@@ -682,7 +683,7 @@ def _context_files(context: Any) -> list[str]:
         return []
     out: list[str] = []
     for key in ("fileSelections", "selections", "folderSelections"):
-        for s in context.get(key) or []:
+        for s in as_list(context.get(key)):
             p = path_from_uri(s.get("uri")) if isinstance(s, dict) else None
             if p:
                 out.append(p)
@@ -692,12 +693,12 @@ def _context_files(context: Any) -> list[str]:
 def _bubble_files(bubble: dict[str, Any]) -> list[str]:
     """Files a bubble mentions: relevant files, attached chunks, selections, its context."""
     out: list[str] = []
-    for f in bubble.get("relevantFiles") or []:
+    for f in as_list(bubble.get("relevantFiles")):
         p = path_from_uri(f)
         if p:
             out.append(p)
     for key in ("attachedFileCodeChunksUris", "fileSelections", "selections"):
-        for item in bubble.get(key) or []:
+        for item in as_list(bubble.get(key)):
             if isinstance(item, dict) and "uri" in item:
                 item = item["uri"]
             p = path_from_uri(item)

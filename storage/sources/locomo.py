@@ -18,7 +18,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from storage.sources.chats import Scope, parse_json, read_text
+from storage.sources.chats import Scope, as_list, parse_json, read_text
 from storage.sources.records import ChatMessage, Conversation, SkipLog
 
 TOOL = "locomo"
@@ -107,7 +107,7 @@ def _sessions(
             (
                 t.get("speaker")
                 for k in numbers
-                for t in conv.get(f"session_{k}") or []
+                for t in as_list(conv.get(f"session_{k}"))
                 if isinstance(t, dict) and isinstance(t.get("speaker"), str)
             ),
             None,
