@@ -51,6 +51,8 @@ export interface ContextItem {
   tokens: number;
   memoryId: number | null;
   kind: string;
+  /** The memory's one-line index label (null for items that are not a memory). */
+  label?: string | null;
 }
 
 /** The context of the active file was assembled again (and written to the targets). */

@@ -9,7 +9,7 @@ import type { Contradiction } from '../protocol/commands';
 import { TIERS } from '../protocol/notifications';
 import type { ContextItem, ContextUpdatedParams, Tier } from '../protocol/notifications';
 import type { ContextStore } from '../view/contextStore';
-import { contradictionLabel, firstLine, formatTokens, kindIcon, TIER_TITLES } from '../view/format';
+import { contradictionLabel, formatTokens, kindIcon, TIER_TITLES } from '../view/format';
 
 type Node =
   | { type: 'tier'; tier: Tier; update: ContextUpdatedParams }
@@ -18,11 +18,9 @@ type Node =
   | { type: 'contradiction'; contradiction: Contradiction; folder: string }
   | { type: 'message'; text: string };
 
-const LABEL_CACHE_SIZE = 500;
 
 export class MemoryView implements vscode.TreeDataProvider<Node>, vscode.Disposable {
   private readonly changeEmitter = new vscode.EventEmitter<Node | undefined>();
-  private readonly labels = new Map<string, string>();
   private contradictions: { folder: string; list: Contradiction[] } | undefined;
   private readonly view: vscode.TreeView<Node>;
   private readonly disposables: { dispose(): unknown }[] = [];
@@ -90,43 +88,12 @@ export class MemoryView implements vscode.TreeDataProvider<Node>, vscode.Disposa
     }
   }
 
-  private async tierChildren(update: ContextUpdatedParams, tier: Tier): Promise<Node[]> {
+  private tierChildren(update: ContextUpdatedParams, tier: Tier): Node[] {
     const items = update.items.filter((i) => i.tier === tier);
-    await this.loadLabels(update.folder, items);
     if (items.length === 0) {
       return [{ type: 'message', text: 'Nothing in this tier' }];
     }
     return items.map((item) => ({ type: 'item', item, folder: update.folder }));
-  }
-
-  /** Context items carry ids, not text: their index labels are recalled once and kept. */
-  private async loadLabels(folder: string, items: ContextItem[]): Promise<void> {
-    const missing = items.filter((i) => i.memoryId !== null && !this.labels.has(`${folder}#${i.memoryId}`));
-    if (missing.length === 0 || this.manager.state !== 'running') {
-      return;
-    }
-    const api = this.manager.api;
-    await Promise.all(
-      missing.map(async (item) => {
-        const id = item.memoryId;
-        if (id === null) {
-          return;
-        }
-        try {
-          const recalled = await api.recall({ id, level: 'index', folder });
-          this.labels.set(`${folder}#${id}`, firstLine(recalled.text));
-        } catch {
-          // archived or purged since: the id stays the label
-        }
-      }),
-    );
-    while (this.labels.size > LABEL_CACHE_SIZE) {
-      const oldest = this.labels.keys().next().value;
-      if (oldest === undefined) {
-        break;
-      }
-      this.labels.delete(oldest);
-    }
   }
 
   getTreeItem(node: Node): vscode.TreeItem {
@@ -144,8 +111,7 @@ export class MemoryView implements vscode.TreeDataProvider<Node>, vscode.Disposa
       }
       case 'item': {
         const { item: ctx, folder } = node;
-        const label =
-          ctx.memoryId === null ? ctx.key : (this.labels.get(`${folder}#${ctx.memoryId}`) ?? `#${ctx.memoryId}`);
+        const label = ctx.memoryId === null ? ctx.key : (ctx.label ?? `#${ctx.memoryId}`);
         const item = new vscode.TreeItem(label, vscode.TreeItemCollapsibleState.None);
         item.description = `${ctx.kind} · ${ctx.level} · ${formatTokens(ctx.tokens)}`;
         item.tooltip = `${ctx.kind} #${ctx.memoryId ?? '-'} (${ctx.key}) · shown at level ${ctx.level} · ${ctx.tokens} tokens · score ${ctx.score}`;

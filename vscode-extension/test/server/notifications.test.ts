@@ -82,6 +82,9 @@ describe('contextUpdated', () => {
     assert.ok(TIERS.includes(item.tier));
     assert.equal(typeof item.key, 'string');
     assert.equal(typeof item.tokens, 'number');
+    // the view lists memories by the label the server sends, with no extra round trip
+    assert.equal(typeof item.label, 'string');
+    assert.ok(item.label && item.label.length > 0 && !item.label.includes('\n'));
     assert.equal(typeof update.generation, 'number');
     assert.equal(typeof update.elapsedMs, 'number');
     assert.match(statusText(update), /^\$\(database\) \d+(\.\d)?k?\/8k$/);
