@@ -303,8 +303,9 @@ class ContextEngine:
     def _conversation_memories(self, query: str, qvec: Any, generation: int) -> dict[int, float]:
         """Session-first retrieval over past conversations: the memories extracted near the
         best messages of the best sessions, with the hit's score."""
-        if self._session_count is None or self._session_count[0] != generation:
-            self._session_count = (generation, self._sessions.count()[0])
+        sessions_generation = self._sessions.generation()
+        if self._session_count is None or self._session_count[0] != sessions_generation:
+            self._session_count = (sessions_generation, self._sessions.count()[0])
         if not self._session_count[1]:
             return {}
         try:

@@ -210,6 +210,9 @@ CREATE VIRTUAL TABLE sessions_fts USING fts5(
 CREATE INDEX messages_pending ON messages(model_id);
 CREATE INDEX sessions_started ON sessions(started_at);
 
+-- Moves with every write to sessions or messages (their vector cache is keyed on it).
+INSERT INTO meta(key, value) VALUES ('session_generation', '0');
+
 -- Where each ingestion source got to (last commit, file fingerprints…), so re-runs are
 -- incremental and idempotent.
 CREATE TABLE ingest_state(

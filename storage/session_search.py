@@ -92,9 +92,17 @@ def _keyword(
     q = fts_or(fts_terms(query))
     if q is None:
         return []
+    if not restrict_sql:
+        sql = (
+            f"SELECT rowid, -bm25({table}, {weights}) AS s FROM {table} WHERE {table} MATCH ? "
+            f"ORDER BY bm25({table}, {weights}) LIMIT ?"
+        )
+        return [(r[0], r[1]) for r in store.conn.execute(sql, (q, k))]
+    # Match once, then filter: a rowid restriction pushed into FTS5 re-runs the MATCH per row.
     sql = (
-        f"SELECT rowid, -bm25({table}, {weights}) AS s FROM {table} WHERE {table} MATCH ?"
-        f"{restrict_sql} ORDER BY bm25({table}, {weights}) LIMIT ?"
+        f"WITH hits AS MATERIALIZED (SELECT rowid AS id, -bm25({table}, {weights}) AS s "
+        f"FROM {table} WHERE {table} MATCH ?) "
+        f"SELECT id, s FROM hits WHERE {restrict_sql} ORDER BY s DESC LIMIT ?"
     )
     return [(r[0], r[1]) for r in store.conn.execute(sql, (q, *(restrict or []), k))]
 
@@ -139,7 +147,7 @@ def _message_candidates(
                 "1.0, 0.5",
                 query,
                 k,
-                " AND rowid IN (SELECT id FROM messages WHERE session_id IN "
+                "id IN (SELECT id FROM messages WHERE session_id IN "
                 "(SELECT value FROM json_each(?)))",
                 [json.dumps(session_ids)],
             )

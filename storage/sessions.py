@@ -87,6 +87,19 @@ class SaveResult:
     changed_messages: int
 
 
+def _bump(conn: Any) -> None:
+    conn.execute(
+        "INSERT INTO meta(key, value) VALUES ('session_generation', '1') ON CONFLICT(key) "
+        "DO UPDATE SET value = CAST(value AS INTEGER) + 1"
+    )
+
+
+def generation(conn: Any) -> int:
+    """Moves with every write to sessions or messages."""
+    row = conn.execute("SELECT value FROM meta WHERE key = 'session_generation'").fetchone()
+    return int(row[0]) if row else 0
+
+
 def _message_metadata(m: Any) -> dict[str, Any]:
     meta: dict[str, Any] = dict(m.metadata or {})
     if m.code_blocks:
@@ -209,6 +222,7 @@ class SessionStore:
                     "SELECT text FROM messages WHERE session_id = ? ORDER BY idx", (sid,)
                 )
             )[:MAX_SESSION_BODY]
+            _bump(conn)
             conn.execute("DELETE FROM sessions_fts WHERE rowid = ?", (sid,))
             conn.execute(
                 "INSERT INTO sessions_fts(rowid, title, summary, terms, body) "
@@ -276,6 +290,7 @@ class SessionStore:
                     break
                 vecs = emb.embed([r[1] for r in rows]).astype("<f4", copy=False)
                 with dbmod.immediate(conn):
+                    _bump(conn)
                     conn.executemany(
                         f"UPDATE {table} SET embedding = ?, model_id = ? WHERE id = ?",
                         [(v.tobytes(), emb.model_id, r[0]) for r, v in zip(rows, vecs)],
@@ -381,24 +396,17 @@ class SessionStore:
             )
         )
 
+    def generation(self) -> int:
+        """Moves with every write to sessions or messages."""
+        return generation(self.store.conn)
+
     def matrix(self) -> MessageMatrix | None:
         """Exact-search matrices of message and session vectors, rebuilt when rows changed."""
         emb = self.store.embedder
         if emb is None:
             return None
         conn = self.store.conn
-        key = (
-            emb.model_id,
-            *conn.execute(
-                "SELECT count(*), coalesce(max(id), 0), coalesce(sum(length(embedding)), 0) "
-                "FROM messages WHERE model_id = ?",
-                (emb.model_id,),
-            ).fetchone(),
-            *conn.execute(
-                "SELECT count(*), coalesce(sum(id), 0) FROM sessions WHERE model_id = ?",
-                (emb.model_id,),
-            ).fetchone(),
-        )
+        key = (emb.model_id, generation(conn))
         with self._matrix_lock:
             if self._matrix is None or self._matrix.key != key:
                 self._matrix = MessageMatrix.load(conn, emb.model_id, emb.dim, key)
