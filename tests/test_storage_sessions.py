@@ -197,3 +197,18 @@ def test_a_version_1_database_is_upgraded_with_its_memories(tmp_path: Path) -> N
     new = store.add(NewMemory("rule for the api", anchors=[Anchor.parse("glob:src/api/**")])).id
     assert store.glob_anchors() == [(new, "src/api/**")]
     store.close()
+
+
+def test_the_vector_cache_follows_every_write(sessions: SessionStore) -> None:
+    before = sessions.matrix()
+    assert before is not None
+    gen = sessions.generation()
+    sessions.save(conv("late", ["a brand new topic about kites"]), summary="kites")
+    assert sessions.generation() > gen
+    sessions.embed_pending()
+    after = sessions.matrix()
+    assert after is not None and after is not before
+    assert len(after.message_ids) == len(before.message_ids) + 1
+    assert sessions.matrix() is after  # no write since: the same cache
+    hits = search_messages(sessions, "kites", k=1, mode="vector")
+    assert hits and hits[0].message.text == "a brand new topic about kites"
