@@ -31,13 +31,6 @@ Precision@k is reported too (evidence turns in the top k / messages returned, at
 seed 004 claims session first is more precise. At equal k, a method that finds more evidence
 has both the higher recall and the higher precision on that question.
 
-Session first's FTS restriction (``rowid IN (subquery)`` next to ``MATCH``) makes SQLite run
-the full-text query once per message of the chosen sessions (tens of ms a call). The quality
-pass runs session first with that condition written ``+rowid IN (...)`` (see ``rowid_fix``),
-which answers the same rows in the same order; the run checks this against the shipped code on
-the first questions of every store and reports any difference. Latency is measured for the
-shipped code and, as ``[+rowid]`` rows, with the rewrite.
-
 Question vectors are computed once per question and passed as ``query_vector`` in the quality
 pass (keyword-only search gets none: a vector would add vector candidates). Latency is a
 separate pass: whole calls at k = 10 (neighbours and cross-links at their defaults), query
@@ -56,7 +49,6 @@ results are written before the combined pass starts.
 from __future__ import annotations
 
 import argparse
-import contextlib
 import json
 import math
 import os
@@ -64,7 +56,6 @@ import re
 import shutil
 import time
 from collections import Counter, defaultdict
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -84,7 +75,7 @@ from bench.common import (
     write_result,
 )
 
-BUILD_VERSION = 1
+BUILD_VERSION = 2  # 2: stores carry the session generation (d83ca03)
 KS = (5, 10, 25)
 LATENCY_K = 10
 _EVIDENCE_SESSION = re.compile(r"^D(\d+):")
@@ -103,53 +94,25 @@ SESSION_FIRST = [
     ("sf session_weight=0.5", {"session_weight": 0.5}),
 ]
 CUT_NAME = "session-first default (one k=25 call, cut)"
-FIX = " [+rowid]"
 # the combined store: fewer configurations
 COMBINED_GLOBAL = GLOBAL
 COMBINED_SF = [SESSION_FIRST[0], SESSION_FIRST[2], SESSION_FIRST[3]]
-# latency: (label, configuration, with the +rowid rewrite, query vector given)
+# latency: (label, configuration, query vector given)
 LATENCY_CALLS = [
-    ("global hybrid", "global hybrid", False, False),
-    ("global keyword", "global keyword", False, False),
-    ("global vector", "global vector", False, False),
-    ("session-first default", "session-first default", False, False),
-    ("session-first default" + FIX, "session-first default", True, False),
-    ("sf top_sessions=5" + FIX, "sf top_sessions=5", True, False),
-    ("sf per_session=10" + FIX, "sf per_session=10", True, False),
-    ("global hybrid (search only)", "global hybrid", False, True),
-    ("session-first default" + FIX + " (search only)", "session-first default", True, True),
+    ("global hybrid", "global hybrid", False),
+    ("global keyword", "global keyword", False),
+    ("global vector", "global vector", False),
+    ("session-first default", "session-first default", False),
+    ("sf top_sessions=5", "sf top_sessions=5", False),
+    ("sf per_session=10", "sf per_session=10", False),
+    ("global hybrid (search only)", "global hybrid", True),
+    ("session-first default (search only)", "session-first default", True),
 ]
-COMBINED_LATENCY = [c for c in LATENCY_CALLS if c[1] in ("global hybrid", "session-first default")]
-EQUIVALENCE_QUESTIONS = 10
-
-
-@contextlib.contextmanager
-def rowid_fix(on: bool = True) -> Iterator[None]:
-    """Session first's FTS query with ``+rowid IN (...)`` instead of ``rowid IN (...)``.
-
-    With a plain ``rowid IN (subquery)`` next to ``MATCH``, SQLite hands FTS5 the rowid
-    equality constraint (plan ``INDEX 0:=M2``), so the full-text query is run once for every
-    message of the chosen sessions: tens of milliseconds per call. The unary ``+`` keeps the
-    constraint out of FTS5: one MATCH, then a filter; the same rows in the same order (checked
-    in this run on the first questions of every store). The quality pass uses it so that the
-    run takes minutes, not an hour; latency is measured both ways.
-    """
-    import storage.session_search as ss
-
-    original = ss._keyword
-    if not on:
-        yield
-        return
-
-    def patched(store, table, weights, query, k, restrict_sql="", restrict=None):  # type: ignore[no-untyped-def]
-        restrict_sql = restrict_sql.replace(" AND rowid IN ", " AND +rowid IN ", 1)
-        return original(store, table, weights, query, k, restrict_sql, restrict)
-
-    ss._keyword = patched
-    try:
-        yield
-    finally:
-        ss._keyword = original
+COMBINED_LATENCY = [
+    c
+    for c in LATENCY_CALLS
+    if c[1] in ("global hybrid", "session-first default", "sf top_sessions=5")
+]
 
 
 # ---- data ----------------------------------------------------------------------------------
@@ -385,27 +348,11 @@ def score_store(
     global_cfgs: list[tuple[str, dict[str, Any]]],
     sf_cfgs: list[tuple[str, dict[str, Any]]],
     scores: Scores,
-    equivalence: Counter,
 ) -> None:
     from storage.session_search import search_messages, session_first
 
     msg_key, sess_key = store_keys(sessions)
     kmax = max(KS)
-    # the +rowid rewrite must not change what session first answers
-    for q, qv in list(zip(questions, qvecs))[:EQUIVALENCE_QUESTIONS]:
-        for k in (LATENCY_K, kmax):
-            got = []
-            for on in (False, True):
-                with rowid_fix(on):
-                    res = session_first(sessions, q["question"], k=k, query_vector=qv)
-                got.append(
-                    (
-                        [(h.message.id, round(h.score, 9)) for h in res.hits],
-                        [s.session.id for s in res.sessions],
-                    )
-                )
-            equivalence["calls_compared"] += 1
-            equivalence["mismatches"] += got[0] != got[1]
     for q, qv in zip(questions, qvecs):
         cat = q["category"]
         for name, kw in global_cfgs:
@@ -417,27 +364,26 @@ def score_store(
             vals["evidence sessions in top-10 hits"] = _session_recall(q, top_sessions)
             vals["returned@25"] = len(hits)
             scores.add(name, cat, vals)
-        with rowid_fix():
-            for name, kw in sf_cfgs:
-                vals = {}
-                for k in KS:
-                    res = session_first(sessions, q["question"], k=k, query_vector=qv, **kw)
-                    keys = [msg_key[h.message.id] for h in res.hits]
-                    vals.update(ranked_metrics(keys, q, (k,)))
-                    chosen = {sess_key[s.session.id] for s in res.sessions}
-                    vals[f"session recall@{k}"] = _session_recall(q, chosen)
-                    vals[f"sessions opened@{k}"] = len(res.sessions)
-                    vals[f"returned@{k}"] = len(res.hits)
-                    if k == LATENCY_K:
-                        vals["evidence sessions in top-10 hits"] = _session_recall(
-                            q, {sess_key[h.message.session_id] for h in res.hits}
-                        )
-                    if k == kmax and name == SESSION_FIRST[0][0]:
-                        cut = ranked_metrics(keys, q, KS)
-                        cut[f"session recall@{k}"] = vals[f"session recall@{k}"]
-                        cut[f"sessions opened@{k}"] = len(res.sessions)
-                        scores.add(CUT_NAME, cat, cut)
-                scores.add(name, cat, vals)
+        for name, kw in sf_cfgs:
+            vals = {}
+            for k in KS:
+                res = session_first(sessions, q["question"], k=k, query_vector=qv, **kw)
+                keys = [msg_key[h.message.id] for h in res.hits]
+                vals.update(ranked_metrics(keys, q, (k,)))
+                chosen = {sess_key[s.session.id] for s in res.sessions}
+                vals[f"session recall@{k}"] = _session_recall(q, chosen)
+                vals[f"sessions opened@{k}"] = len(res.sessions)
+                vals[f"returned@{k}"] = len(res.hits)
+                if k == LATENCY_K:
+                    vals["evidence sessions in top-10 hits"] = _session_recall(
+                        q, {sess_key[h.message.session_id] for h in res.hits}
+                    )
+                if k == kmax and name == SESSION_FIRST[0][0]:
+                    cut = ranked_metrics(keys, q, KS)
+                    cut[f"session recall@{k}"] = vals[f"session recall@{k}"]
+                    cut[f"sessions opened@{k}"] = len(res.sessions)
+                    scores.add(CUT_NAME, cat, cut)
+            scores.add(name, cat, vals)
 
 
 def _session_recall(q: dict[str, Any], chosen: set[str]) -> float:
@@ -449,7 +395,7 @@ def time_store(
     sessions: Any,
     questions: list[dict[str, Any]],
     qvecs: np.ndarray,
-    calls: list[tuple[str, str, bool, bool]],
+    calls: list[tuple[str, str, bool]],
     repeat: int,
     lat: dict[str, list[float]],
 ) -> None:
@@ -470,20 +416,40 @@ def time_store(
             session_first(sessions, q, k=LATENCY_K, query_vector=qv, **kw)
 
     for q in questions[:5]:  # warm-up
-        for _, name, fix, _ in calls:
-            with rowid_fix(fix):
-                call(name, q["question"], None)
+        for _, name, _ in calls:
+            call(name, q["question"], None)
     for _ in range(repeat):
         for q, qv in zip(questions, qvecs):
             text = q["question"]
-            for label, name, fix, search_only in calls:
-                with rowid_fix(fix):
-                    t0 = time.perf_counter()
-                    call(name, text, qv if search_only else None)
-                    lat[label].append(time.perf_counter() - t0)
+            for label, name, search_only in calls:
+                t0 = time.perf_counter()
+                call(name, text, qv if search_only else None)
+                lat[label].append(time.perf_counter() - t0)
             t0 = time.perf_counter()
             embedder.embed([text])
             lat["query embedding only"].append(time.perf_counter() - t0)
+
+
+def _git_head() -> str | None:
+    import subprocess
+
+    try:
+        out = subprocess.run(
+            ["git", "rev-parse", "--short", "HEAD"],
+            cwd=Path(__file__).resolve().parents[1],
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+    except (OSError, subprocess.CalledProcessError):
+        return None
+    dirty = subprocess.run(
+        ["git", "status", "--porcelain", "--", "storage", "predictive"],
+        cwd=Path(__file__).resolve().parents[1],
+        capture_output=True,
+        text=True,
+    ).stdout.strip()
+    return out.stdout.strip() + ("+dirty" if dirty else "")
 
 
 # ---- the run -------------------------------------------------------------------------------
@@ -504,7 +470,6 @@ def evaluate(args: argparse.Namespace) -> dict[str, Any]:
     issues: Counter = Counter()
     examples: dict[str, list[str]] = defaultdict(list)
     scores = Scores()
-    equivalence: Counter = Counter()
     lat: dict[str, list[float]] = defaultdict(list)
     builds = []
     all_questions: list[dict[str, Any]] = []
@@ -531,7 +496,7 @@ def evaluate(args: argparse.Namespace) -> dict[str, Any]:
         all_qvecs += list(qvecs)
         store = MemoryStore(path / "memories.db", embedder=embedder)
         sessions = SessionStore(store)
-        score_store(sessions, questions, qvecs, GLOBAL, SESSION_FIRST, scores, equivalence)
+        score_store(sessions, questions, qvecs, GLOBAL, SESSION_FIRST, scores)
         time_store(sessions, questions, qvecs, LATENCY_CALLS, args.repeat, lat)
         store.close()
         log(f"{sid}: {len(questions)} questions scored and timed")
@@ -546,7 +511,6 @@ def evaluate(args: argparse.Namespace) -> dict[str, Any]:
         examples,
         scores,
         lat,
-        equivalence,
         builds,
         all_questions,
         load_start,
@@ -570,7 +534,7 @@ def evaluate(args: argparse.Namespace) -> dict[str, Any]:
         sessions = SessionStore(store)
         c_questions = [all_questions[i] for i in picked]
         qv = np.stack([all_qvecs[i] for i in picked])
-        score_store(sessions, c_questions, qv, COMBINED_GLOBAL, COMBINED_SF, c_scores, equivalence)
+        score_store(sessions, c_questions, qv, COMBINED_GLOBAL, COMBINED_SF, c_scores)
         time_store(sessions, c_questions, qv, COMBINED_LATENCY, args.repeat, c_lat)
         store.close()
         log("combined store: scored and timed")
@@ -595,7 +559,6 @@ def evaluate(args: argparse.Namespace) -> dict[str, Any]:
         examples,
         scores,
         lat,
-        equivalence,
         builds,
         all_questions,
         load_start,
@@ -613,7 +576,6 @@ def _payload(
     examples: dict[str, list[str]],
     scores: Scores,
     lat: dict[str, list[float]],
-    equivalence: Counter,
     builds: list[dict[str, Any]],
     all_questions: list[dict[str, Any]],
     load_start: list[float],
@@ -658,7 +620,7 @@ def _payload(
         },
         "scores": scores.summary(cats),
         "latency": {m: summarize_ms(v) for m, v in lat.items()},
-        "rowid_rewrite_equivalence": dict(equivalence),
+        "storage_commit": _git_head(),
         "combined": combined,
         "load_avg_start": load_start,
         "load_avg_end": [round(x, 2) for x in os.getloadavg()],
@@ -677,43 +639,30 @@ def _speed(a: float, b: float) -> str:
 
 def verdict(latency: dict[str, Any], scores: dict[str, Any], where: str) -> str:
     g, s = latency["global hybrid"], latency["session-first default"]
-    f = latency.get("session-first default" + FIX)
     gs = latency["global hybrid (search only)"]
-    fs = latency.get("session-first default" + FIX + " (search only)")
+    ss = latency["session-first default (search only)"]
     go, so = scores["global hybrid"]["overall"], scores["session-first default"]["overall"]
-    line = (
+    return (
         f"Verdict ({where}): seed 004 claims session first is more precise than global search "
         f"and 5x faster. Speed at k=10, p50, query embedding included: global hybrid "
-        f"{g['p50_ms']:.1f} ms, session first as shipped {s['p50_ms']:.1f} ms -> "
-        f"{_speed(g['p50_ms'], s['p50_ms'])}"
-    )
-    if f:
-        line += (
-            f"; with the +rowid rewrite {f['p50_ms']:.1f} ms -> {_speed(g['p50_ms'], f['p50_ms'])}"
-        )
-    if fs:
-        line += (
-            f". Search only (vector given): global {gs['p50_ms']:.2f} ms, session first "
-            f"+rowid {fs['p50_ms']:.2f} ms ({_speed(gs['p50_ms'], fs['p50_ms'])})"
-        )
-    best = min(s["p50_ms"], f["p50_ms"] if f else s["p50_ms"])
-    line += (
-        f". Precision@10 {so['precision@10']:.3f} vs {go['precision@10']:.3f}, recall@10 "
-        f"{so['recall@10']:.3f} vs {go['recall@10']:.3f}, recall@5 {so['recall@5']:.3f} vs "
-        f"{go['recall@5']:.3f}. "
+        f"{g['p50_ms']:.1f} ms, session first {s['p50_ms']:.1f} ms -> session first is "
+        f"{_speed(g['p50_ms'], s['p50_ms'])}; search only (vector given) {gs['p50_ms']:.2f} vs "
+        f"{ss['p50_ms']:.2f} ms ({_speed(gs['p50_ms'], ss['p50_ms'])}). "
+        f"Precision@10 {so['precision@10']:.3f} vs {go['precision@10']:.3f}, recall@5 "
+        f"{so['recall@5']:.3f} vs {go['recall@5']:.3f}, recall@10 {so['recall@10']:.3f} vs "
+        f"{go['recall@10']:.3f}, recall@25 {so['recall@25']:.3f} vs {go['recall@25']:.3f}. "
         + (
-            "Precision: session first is ahead"
+            "Precision@10: session first is ahead"
             if so["precision@10"] > go["precision@10"]
-            else "Precision: the claim does not hold"
+            else "Precision@10: the claim does not hold"
         )
         + "; speed: "
         + (
             "the 5x claim holds."
-            if g["p50_ms"] / best >= 5
-            else "the 5x claim does not hold (even with the rewrite)."
+            if g["p50_ms"] / s["p50_ms"] >= 5
+            else "the 5x claim does not hold."
         )
     )
-    return line
 
 
 def main_table(scores: dict[str, Any], latency: dict[str, Any]) -> str:
@@ -721,7 +670,6 @@ def main_table(scores: dict[str, Any], latency: dict[str, Any]) -> str:
     for name, v in scores.items():
         o = v["overall"]
         lt = latency.get(name, {})
-        fx = latency.get(name + FIX, {})
         rows.append(
             [
                 name,
@@ -734,8 +682,6 @@ def main_table(scores: dict[str, Any], latency: dict[str, Any]) -> str:
                 o.get("evidence sessions in top-10 hits"),
                 lt.get("p50_ms"),
                 lt.get("p95_ms"),
-                fx.get("p50_ms"),
-                fx.get("p95_ms"),
             ]
         )
     return table(
@@ -750,8 +696,6 @@ def main_table(scores: dict[str, Any], latency: dict[str, Any]) -> str:
             "ev. sessions in top-10 hits",
             "p50 ms",
             "p95 ms",
-            "p50 ms +rowid",
-            "p95 ms +rowid",
         ],
         rows,
     )
@@ -770,17 +714,7 @@ def print_report(res: dict[str, Any]) -> None:
         f"questions scored; embedder {res['model_id']}"
     )
     print(f"Data issues: {res['data_issues']}; reader skips: {res['reader_skips']['total']}")
-    eq = res["rowid_rewrite_equivalence"]
-    print(
-        f"+rowid rewrite vs shipped session_first: {eq.get('calls_compared', 0)} calls compared, "
-        f"{eq.get('mismatches', 0)} differed"
-        + (
-            "  <-- WARNING: the quality numbers of session first are not the shipped ones"
-            if eq.get("mismatches")
-            else ""
-        )
-        + "\n"
-    )
+    print(f"Storage code at commit {res['storage_commit']}\n")
 
     ing = res["ingest"]
     print("Ingest (predictive.ingest.run, chats only; embedding included)")
@@ -887,7 +821,7 @@ def print_report(res: dict[str, Any]) -> None:
 def recommendation(res: dict[str, Any]) -> str:
     """Is a session-first variant clearly better than the default at k=10 (both stores)?"""
     base = res["scores"]["session-first default"]["overall"]["recall@10"]
-    base_lat = res["latency"]["session-first default" + FIX]["p50_ms"]
+    base_lat = res["latency"]["session-first default"]["p50_ms"]
     g_lat = res["latency"]["global hybrid"]["p50_ms"]
     lines = ["Session-first variants vs the default, recall@10 (per-sample / combined):"]
     for name, _ in SESSION_FIRST[1:]:
@@ -899,14 +833,10 @@ def recommendation(res: dict[str, Any]) -> str:
             if cm and cb
             else ""
         )
-        lt = res["latency"].get(name + FIX, {}).get("p50_ms")
+        lt = res["latency"].get(name, {}).get("p50_ms")
         lines.append(
             f"  {name}: {r:.3f} (default {base:.3f}, {r - base:+.3f}){comb}"
-            + (
-                f"; p50 {lt:.1f} ms +rowid (default {base_lat:.1f}, global {g_lat:.1f})"
-                if lt
-                else ""
-            )
+            + (f"; p50 {lt:.1f} ms (default {base_lat:.1f}, global {g_lat:.1f})" if lt else "")
         )
     return "\n".join(lines)
 
