@@ -238,7 +238,7 @@ def session_first(
     query: str,
     *,
     k: int = 10,
-    top_sessions: int = 3,
+    top_sessions: int = 5,
     per_session: int = 5,
     neighbours: int = 1,
     cross_links: int = 3,
