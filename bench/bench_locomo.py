@@ -34,6 +34,7 @@ import re
 import shutil
 import time
 from collections import Counter, defaultdict
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -119,6 +120,27 @@ def clean_evidence(
             if norm not in out:
                 out.append(norm)
     return out
+
+
+def usable_questions(
+    sample: dict[str, Any],
+    known: set[str],
+    issues: Counter,
+    examples: dict[str, list[str]],
+) -> Iterator[tuple[dict[str, Any], list[str]]]:
+    """The sample's questions with their cleaned evidence; the ones left without usable
+    evidence are counted (and listed in ``examples``), not scored."""
+    for qa in sample["qa"]:
+        raw = qa.get("evidence") or []
+        if not raw:
+            issues["questions_without_evidence"] += 1
+        ev = clean_evidence(raw, known, issues, examples)
+        if raw and not ev:
+            issues["questions_evidence_all_unusable"] += 1
+        if not ev:
+            examples["excluded_questions"].append(f"{sample['sample_id']}: {qa['question']}")
+            continue
+        yield qa, ev
 
 
 # ---- stores --------------------------------------------------------------------------------
@@ -228,17 +250,8 @@ def evaluate(args: argparse.Namespace) -> dict[str, Any]:
         for dia, mid in record["dia_to_id"].items():
             id_to_dias[mid].add(dia)
         questions = []
-        for qa in sample["qa"]:
-            totals["questions"] += 1
-            raw = qa.get("evidence") or []
-            if not raw:
-                issues["questions_without_evidence"] += 1
-            ev = clean_evidence(raw, known, issues, examples)
-            if raw and not ev:
-                issues["questions_evidence_all_unusable"] += 1
-            if not ev:
-                examples["excluded_questions"].append(f"{sample['sample_id']}: {qa['question']}")
-                continue
+        totals["questions"] += len(sample["qa"])
+        for qa, ev in usable_questions(sample, known, issues, examples):
             questions.append((qa["question"], int(qa["category"]), set(ev)))
             cat_questions[int(qa["category"])] += 1
         store = MemoryStore(path / "memories.db", embedder=embedder)

@@ -61,7 +61,7 @@ from typing import Any
 
 import numpy as np
 
-from bench.bench_locomo import DEFAULT_DATA, clean_evidence
+from bench.bench_locomo import DEFAULT_DATA, usable_questions
 from bench.common import (
     CACHE_DIR,
     cache_tag,
@@ -140,17 +140,8 @@ def sample_questions(
     sid = sample["sample_id"]
     known = {m.metadata.get("dia_id") for c in convs for m in c.messages}
     out = []
-    for qa in sample["qa"]:
-        issues["questions_total"] += 1
-        raw = qa.get("evidence") or []
-        if not raw:
-            issues["questions_without_evidence"] += 1
-        ev = clean_evidence(raw, known, issues, examples)
-        if raw and not ev:
-            issues["questions_evidence_all_unusable"] += 1
-        if not ev:
-            examples["excluded_questions"].append(f"{sid}: {qa['question']}")
-            continue
+    issues["questions_total"] += len(sample["qa"])
+    for qa, ev in usable_questions(sample, known, issues, examples):
         out.append(
             {
                 "sample": sid,
