@@ -353,6 +353,10 @@ def resolve_contradiction(project: Project, a: ResolveArgs) -> dict[str, Any]:
         raise ArgumentError("id", f"no contradiction #{a.id}")
     if c.status is not ContradictionStatus.OPEN:
         raise ArgumentError("id", f"contradiction #{a.id} is already {c.status.value}")
+    if a.resolution == "dismissed":
+        out = _contradiction(store, store.dismiss_contradiction(a.id, a.note))
+        out["mergedId"] = None
+        return out
     merged_id = a.merged_id
     if merged_id is not None:
         _memory(store, merged_id, "mergedId")

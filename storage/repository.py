@@ -1322,6 +1322,31 @@ class MemoryStore:
                 self._supersede(conn, b, merged_id, now)
         return next(c for c in self.contradictions(None) if c.id == contradiction_id)
 
+    def dismiss_contradiction(
+        self, contradiction_id: int, note: str | None = None
+    ) -> Contradiction:
+        """Mark an open contradiction as not one (a false detection); both memories stay as
+        they are."""
+        conn = self.conn
+        with dbmod.immediate(conn):
+            current = conn.execute(
+                "SELECT status, resolution FROM contradictions WHERE id = ?", (contradiction_id,)
+            ).fetchone()
+            if current is None:
+                raise NotFound(f"no contradiction #{contradiction_id}")
+            if current[0] != ContradictionStatus.OPEN.value:
+                raise InvalidInput(
+                    f"contradiction #{contradiction_id} is already {current[0]} "
+                    f"({current[1] or 'no resolution'})"
+                )
+            self._bump(conn)
+            conn.execute(
+                "UPDATE contradictions SET status = 'dismissed', note = ?, resolved_at = ? "
+                "WHERE id = ?",
+                (redact(note) if note else None, _now(), contradiction_id),
+            )
+        return next(c for c in self.contradictions(None) if c.id == contradiction_id)
+
     # ---- categories ------------------------------------------------------------------------
 
     def category(

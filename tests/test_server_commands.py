@@ -305,6 +305,22 @@ async def test_resolve_a_wins_supersedes_the_loser(client: LanguageClient):
     assert (await run(client, "recall", {"id": loser, "level": "full"}))["supersededBy"] is not None
 
 
+async def test_dismissing_leaves_both_memories_as_they_were(client: LanguageClient):
+    cid, a, b = await contradiction(client, "Tabs in the Makefile.", "Spaces in Python files.")
+    got = await run(
+        client, "resolveContradiction", {"id": cid, "resolution": "dismissed", "note": "both hold"}
+    )
+    assert got["status"] == "dismissed" and got["resolution"] is None
+    for mid in (a, b):
+        assert (await run(client, "recall", {"id": mid, "level": "full"}))["supersededBy"] is None
+    listed = await run(client, "contradictions", {"status": "dismissed"})
+    assert cid in [c["id"] for c in listed["contradictions"]]
+    message = await expect_error(
+        INVALID_PARAMS, run(client, "resolveContradiction", {"id": cid, "resolution": "a_wins"})
+    )
+    assert "already dismissed" in message
+
+
 async def test_resolve_merged_stores_the_merged_memory(client: LanguageClient):
     cid, _, _ = await contradiction(client, "Use UTC in the API.", "Use local time in the UI.")
     got = await run(

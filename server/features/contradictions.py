@@ -1,4 +1,5 @@
-"""Contradictions: list them, settle them (a_wins | b_wins | both_valid | merged, with a note).
+"""Contradictions: list them, settle them (a_wins | b_wins | both_valid | merged, with a note),
+or dismiss one that is not a contradiction at all (``dismissed``: both memories stay untouched).
 
 The loser of a_wins/b_wins is superseded by the winner, never deleted; ``merged`` takes the id
 of a memory that merges both (``mergedId``) or its text (``mergedText``, stored as a new
@@ -30,7 +31,7 @@ class ContradictionsArgs:
 @dataclass(frozen=True)
 class ResolveArgs:
     id: int
-    resolution: Literal["a_wins", "b_wins", "both_valid", "merged"]
+    resolution: Literal["a_wins", "b_wins", "both_valid", "merged", "dismissed"]
     note: str | None = None
     merged_id: int | None = None
     merged_text: str | None = None

@@ -41,8 +41,8 @@ export type Kind = (typeof KINDS)[number];
 export const ACTIVITIES = ['debugging', 'feature', 'review', 'refactor', 'deploy', 'general'];
 export type Activity = 'debugging' | 'feature' | 'review' | 'refactor' | 'deploy' | 'general';
 export type Level = 'index' | 'compressed' | 'summary' | 'full';
-export type Resolution = 'a_wins' | 'b_wins' | 'both_valid' | 'merged';
-export const RESOLUTIONS: readonly Resolution[] = ['a_wins', 'b_wins', 'both_valid', 'merged'];
+export type Resolution = 'a_wins' | 'b_wins' | 'both_valid' | 'merged' | 'dismissed';
+export const RESOLUTIONS: readonly Resolution[] = ['a_wins', 'b_wins', 'both_valid', 'merged', 'dismissed'];
 export const INGEST_SOURCES = ['git', 'adr', 'rules', 'chats', 'all'] as const;
 export type IngestSource = (typeof INGEST_SOURCES)[number];
 

@@ -18,6 +18,7 @@ function resolutionItems(c: Contradiction): ResolutionItem[] {
     { resolution: 'b_wins', label: 'B is right', detail: firstLine(c.b?.text ?? '', 200), description: 'A is superseded' },
     { resolution: 'both_valid', label: 'Both are valid', description: 'they apply in different cases' },
     { resolution: 'merged', label: 'Merge them…', description: 'write one memory that replaces both' },
+    { resolution: 'dismissed', label: 'Not a contradiction', description: 'dismiss it; both stay as they are' },
   ];
 }
 

@@ -292,6 +292,14 @@ describe('contradictions', () => {
       /already/,
     );
   });
+
+  test('dismissed leaves both memories untouched and is listed as dismissed', async () => {
+    const c = await contradiction('Tabs in the Makefile.', 'Spaces in Python files.');
+    const got = await server.api.resolveContradiction({ id: c.id, resolution: 'dismissed', folder: repoUri() });
+    assert.equal(got.status, 'dismissed');
+    const listed = await server.api.contradictions({ status: 'dismissed', folder: repoUri() });
+    assert.ok(listed.contradictions.some((x) => x.id === c.id));
+  });
 });
 
 describe('stats and context', () => {
