@@ -138,6 +138,10 @@ def load(raw: Any) -> tuple[Settings, list[str]]:
 
 
 def _message(key: str, e: Exception) -> str:
-    problems = e.problems if isinstance(e, ConversionError) else [(key, str(e))]
+    problems = (
+        [(p or key, m) for p, m in e.problems]
+        if isinstance(e, ConversionError)
+        else [(key, str(e))]
+    )
     text = "; ".join(f"{SECTION}.{p}: {m}" if p else f"{SECTION}: {m}" for p, m in problems)
     return text + " — using the default"

@@ -117,3 +117,13 @@ async def test_invalid_settings_are_shown_once_and_defaults_used(client: Languag
     shown = [m for m in client.messages if "livingMemory.budget" in m.message]
     assert len(shown) == 1 and shown[0].type == types.MessageType.Warning
     assert any("debounceMs" in m.message for m in client.messages)
+
+
+async def test_an_out_of_range_value_is_reported_under_its_own_name():
+    from server.settings import Settings, load
+
+    settings, problems = load({"budget": 5, "debounceMs": 20})
+    assert settings.budget == Settings().budget and settings.debounce_ms == 20
+    assert problems == [
+        "livingMemory.budget: budget must be between 200 and 1000000 tokens — using the default"
+    ]
