@@ -243,7 +243,6 @@ class Project:
         page per transaction, as a cancellable job: the engine would otherwise compute them
         on every request."""
         from predictive.compress import fill_levels
-        from server.jobs import JobCancelled
 
         store = self.store
         if store is None:
@@ -271,24 +270,18 @@ class Project:
                 done += len(page)
                 job.progress(done, max(done, missing))
 
-        try:
-            n = await self.server.jobs.run(
-                f"Living Memory: summarising {missing} memories ({self.name})",
-                work,
-                self.job_worker,
-                done_message=lambda n: f"summarised {n}",
-            )
+        n = await self._background_job(
+            f"Living Memory: summarising {missing} memories ({self.name})",
+            work,
+            lambda n: f"summarised {n}",
+            "filling levels",
+        )
+        if n is not None:
             log.info("%s: filled the levels of %d memories", self.name, n)
-        except JobCancelled as e:
-            log.info("%s", e)
-        except StoreError as e:
-            log.warning("%s: filling levels failed: %s", self.name, e)
 
     async def first_ingest(self) -> None:
         """Learn git history, decision records and rule files the first time the store meets
         the project, as a cancellable job; then refresh the active file's context."""
-        from server.jobs import JobCancelled
-
         store = self.store
         if store is None:
             return
@@ -298,24 +291,21 @@ class Project:
 
             return first_run(store, self.root, progress=job.progress)
 
-        try:
-            from predictive.ingest import needs_first_run
+        from predictive.ingest import needs_first_run
 
+        try:
             needed = await self.call(needs_first_run, store)
-            if not needed:
-                return
-            summary = await self.server.jobs.run(
-                f"Living Memory: learning {self.name}",
-                work,
-                self.job_worker,
-                done_message=lambda s: f"learned {s['added'] if s else 0} memories",
-            )
-        except JobCancelled as e:
-            log.info("%s", e)
-            return
         except StoreError as e:
             log.warning("%s: first ingestion failed: %s", self.name, e)
             return
+        if not needed:
+            return
+        summary = await self._background_job(
+            f"Living Memory: learning {self.name}",
+            work,
+            lambda s: f"learned {s['added'] if s else 0} memories",
+            "first ingestion",
+        )
         if summary:
             log.info("%s: first ingestion added %d memories", self.name, summary["added"])
             learned = summary["added"] > 0
@@ -324,8 +314,6 @@ class Project:
 
     async def embed_pending(self) -> None:
         """Embed memories without a vector from the current model, as a cancellable job."""
-        from server.jobs import JobCancelled
-
         if self.store is None:
             return
         pending = await self.call(self.store.pending_embeddings)
@@ -337,18 +325,30 @@ class Project:
         def work(job: Any) -> int:
             return store.embed_pending(batch=batch, progress=job.progress)
 
-        try:
-            n = await self.server.jobs.run(
-                f"Living Memory: embedding {pending} memories ({self.name})",
-                work,
-                self.job_worker,
-                done_message=lambda n: f"embedded {n}",
-            )
+        n = await self._background_job(
+            f"Living Memory: embedding {pending} memories ({self.name})",
+            work,
+            lambda n: f"embedded {n}",
+            "embedding",
+        )
+        if n is not None:
             log.info("%s: embedded %d memories", self.name, n)
+
+    async def _background_job(
+        self, title: str, work: Callable[[Any], Any], done: Callable[[Any], str], what: str
+    ) -> Any:
+        """Run ``work`` as a cancellable job with progress; its result, or None when it was
+        cancelled or the store failed (logged, never raised: background work must not kill
+        the server)."""
+        from server.jobs import JobCancelled
+
+        try:
+            return await self.server.jobs.run(title, work, self.job_worker, done_message=done)
         except JobCancelled as e:
             log.info("%s", e)
         except StoreError as e:
-            log.warning("%s: embedding failed: %s", self.name, e)
+            log.warning("%s: %s failed: %s", self.name, what, e)
+        return None
 
     async def wait_ready(self) -> None:
         await self._ready.wait()
