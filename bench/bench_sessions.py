@@ -49,6 +49,7 @@ results are written before the combined pass starts.
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import math
 import os
@@ -493,7 +494,8 @@ def evaluate(args: argparse.Namespace) -> dict[str, Any]:
         log(f"{sid}: {len(questions)} questions scored and timed")
 
     combined: dict[str, Any] | None = None
-    partial = _payload(
+    payload = functools.partial(
+        _payload,
         args,
         data_path,
         embedder,
@@ -506,8 +508,8 @@ def evaluate(args: argparse.Namespace) -> dict[str, Any]:
         all_questions,
         load_start,
         t_start,
-        None,
     )
+    partial = payload(None)
     write_result(args.name or f"sessions-{args.embedder}", partial)
     if args.combined_questions and len(data) > 1:
         stride = max(1, math.ceil(len(all_questions) / args.combined_questions))
@@ -541,21 +543,7 @@ def evaluate(args: argparse.Namespace) -> dict[str, Any]:
             "latency": {m: summarize_ms(v) for m, v in c_lat.items()},
         }
 
-    return _payload(
-        args,
-        data_path,
-        embedder,
-        reader_skips,
-        issues,
-        examples,
-        scores,
-        lat,
-        builds,
-        all_questions,
-        load_start,
-        t_start,
-        combined,
-    )
+    return payload(combined)
 
 
 def _payload(
