@@ -1,6 +1,6 @@
 """The ``living-memory`` command line: remember, search, show, related, forget, restore, stats,
-reindex, ingest, context. Every read command takes ``--json``. Errors are one line on stderr
-and exit code 2."""
+reindex, ingest, consolidate, context. Every read command takes ``--json``. Errors are one line
+on stderr and exit code 2."""
 
 from __future__ import annotations
 
@@ -272,6 +272,15 @@ def build_parser() -> argparse.ArgumentParser:
     ig.add_argument("--interval", type=float, default=10.0, help="seconds between --watch rounds")
     ig.add_argument("--rounds", type=_positive_int, help=argparse.SUPPRESS)
     ig.add_argument("--json", action="store_true")
+
+    co = sub.add_parser(
+        "consolidate",
+        help="upkeep: fill levels, refresh decay, link near duplicates, open fact contradictions",
+    )
+    co.add_argument(
+        "--dry-run", action="store_true", help="count what would be done; write nothing"
+    )
+    co.add_argument("--json", action="store_true")
 
     ri = sub.add_parser("reindex", help="rebuild the keyword and vector indexes from the database")
     ri.add_argument("--json", action="store_true")
@@ -689,6 +698,26 @@ def cmd_ingest(store: MemoryStore, a: argparse.Namespace) -> int:
         time.sleep(max(0.1, a.interval))
 
 
+def cmd_consolidate(store: MemoryStore, a: argparse.Namespace) -> int:
+    from predictive.consolidate import run as consolidate
+
+    if store.pending_embeddings():
+        store.embed_pending(progress=_progress("embedding"))
+    out = consolidate(store, options={"dry_run": a.dry_run})
+    if a.json:
+        _print_json(out)
+        return EXIT_OK
+    verb = "would" if a.dry_run else "did"
+    print(
+        f"Consolidation {verb}: fill the levels of {out['levelsFilled']}, refresh "
+        f"{out['decayUpdated']} decay scores, link {out['similarLinked']} near duplicates, "
+        f"open {out['contradictionsOpened']} contradictions ({out['seconds']:.1f} s)"
+    )
+    for reason in out["skipped"]:
+        print(f"skipped {reason}")
+    return EXIT_OK
+
+
 def cmd_context(store: MemoryStore, a: argparse.Namespace) -> int:
     from predictive.compress import backfill_levels
     from predictive.engine import ContextEngine, ContextRequest
@@ -776,6 +805,7 @@ COMMANDS: dict[str, Callable[[MemoryStore, argparse.Namespace], int]] = {
     "reindex": cmd_reindex,
     "context": cmd_context,
     "ingest": cmd_ingest,
+    "consolidate": cmd_consolidate,
 }
 
 

@@ -46,10 +46,6 @@ class RequestFailed(Exception):
     """The request was fine but cannot be served now (message says why)."""
 
 
-class NotAvailable(RequestFailed):
-    """The command belongs to a feature that is not built yet."""
-
-
 def parse_arguments(command: str, cls: type[A], arguments: tuple[Any, ...]) -> A:
     """The command's single object argument as ``cls``; InvalidParams naming what is wrong."""
     if len(arguments) > 1:
@@ -106,8 +102,6 @@ def map_error(command: str, e: BaseException) -> JsonRpcException:
         return JsonRpcInvalidParams(message=f"{command}: {e}")
     if isinstance(e, JobCancelled):
         return JsonRpcRequestCancelled(message=f"{command}: {e}")
-    if isinstance(e, NotAvailable):  # a whole sentence that names the command
-        return JsonRpcException(message=str(e), code=REQUEST_FAILED)
     if isinstance(e, (RequestFailed, Unavailable)):
         return JsonRpcException(message=f"{command}: {e}", code=REQUEST_FAILED)
     try:

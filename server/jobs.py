@@ -21,8 +21,6 @@ from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
 
-from server.commands import NotAvailable
-
 if TYPE_CHECKING:
     from server.app import LivingMemoryServer
 
@@ -144,9 +142,6 @@ class Jobs:
             return result
         except JobCancelled:
             end = f"cancelled after {job.done} of {job.total}"
-            raise
-        except NotAvailable as e:
-            end = str(e)
             raise
         except Exception as e:
             end = f"failed: {e}"

@@ -780,6 +780,42 @@ class MemoryStore:
         by_hash = {content_hash(redact(t)): t for t in texts}
         return {by_hash[h] for h in self._existing_hashes(list(by_hash))}
 
+    def current_ids_by_kind(self) -> dict[str, list[int]]:
+        """Ids of the memories that hold now (not archived, superseded or expired), by kind."""
+        out: dict[str, list[int]] = {}
+        for kind, mid in self.conn.execute(
+            "SELECT kind, id FROM memories WHERE archived = 0 AND superseded_by IS NULL "
+            "AND (valid_to IS NULL OR valid_to > ?) ORDER BY kind, id",
+            (_now(),),
+        ):
+            out.setdefault(kind, []).append(mid)
+        return out
+
+    def fact_conflicts(self) -> list[tuple[int, int, str]]:
+        """Pairs of current memories stating different values for the same ``fact_key``."""
+        return [
+            (a, b, key)
+            for a, b, key in self.conn.execute(
+                "SELECT x.id, y.id, x.fact_key FROM memories x JOIN memories y "
+                "ON x.fact_key = y.fact_key AND x.id < y.id "
+                "WHERE x.fact_key IS NOT NULL AND coalesce(x.fact_value, '') != "
+                "coalesce(y.fact_value, '') AND x.archived = 0 AND y.archived = 0 "
+                "AND x.superseded_by IS NULL AND y.superseded_by IS NULL "
+                "AND (x.valid_to IS NULL OR x.valid_to > ?1) "
+                "AND (y.valid_to IS NULL OR y.valid_to > ?1) ORDER BY x.id, y.id",
+                (_now(),),
+            )
+        ]
+
+    def has_contradiction(self, a: int, b: int) -> bool:
+        lo, hi = sorted((a, b))
+        return (
+            self.conn.execute(
+                "SELECT 1 FROM contradictions WHERE memory_a = ? AND memory_b = ?", (lo, hi)
+            ).fetchone()
+            is not None
+        )
+
     # ---- ingestion cursors -----------------------------------------------------------------
 
     def ingest_state(self, source: str) -> dict[str, str]:

@@ -140,3 +140,13 @@ def test_watch_follows_new_conversations(env: dict[str, str], tmp_path: Path) ->
     finally:
         proc.terminate()
         proc.wait(timeout=30)
+
+
+def test_consolidate_previews_then_links_near_duplicates(env: dict[str, str]) -> None:
+    ok(["remember", "Releases are cut on Thursdays after the freeze."], env)
+    ok(["remember", "Releases are cut on Thursdays after the freeze!"], env)
+    preview = json.loads(ok(["consolidate", "--dry-run", "--json"], env))
+    assert preview["dryRun"] and preview["similarLinked"] == 1
+    line = ok(["consolidate"], env)
+    assert "link 1 near duplicates" in line
+    assert json.loads(ok(["consolidate", "--json"], env))["similarLinked"] == 0

@@ -457,9 +457,18 @@ async def test_ingest_with_a_bad_since_fails_with_its_reason(client: LanguageCli
     assert "since" in info.value.message
 
 
-async def test_consolidate_is_not_available_yet(client: LanguageClient):
-    message = await expect_error(REQUEST_FAILED, run(client, "consolidate", {"dryRun": True}))
-    assert "not available yet" in message
+async def test_consolidate_previews_then_applies_with_progress(client: LanguageClient):
+    await remember(client, "The staging cluster restarts nightly at 02:00 UTC.")
+    await remember(client, "The staging cluster restarts nightly at 02:00 UTC!")
+    preview = await run(client, "consolidate", {"dryRun": True})
+    assert preview["dryRun"] is True and preview["similarLinked"] >= 1
+    before = set(client.progress_reports)
+    applied = await run(client, "consolidate", {})
+    assert applied["dryRun"] is False and applied["similarLinked"] == preview["similarLinked"]
+    (token,) = set(client.progress_reports) - before
+    assert [p.kind for p in progress_of(client, token)][-1] == "end"
+    again = await run(client, "consolidate", {"dryRun": True})
+    assert again["similarLinked"] == 0
 
 
 async def test_ingest_rejects_an_unknown_source(client: LanguageClient):

@@ -1,23 +1,18 @@
 """Long jobs with ``$/progress`` and cancellation: ``livingMemory.reindex`` (embed what lacks a
 vector, rebuild the keyword and vector indexes), ``livingMemory.ingest`` (git, decision records,
-rule files, chats: :func:`predictive.ingest.run`) and ``livingMemory.consolidate``.
-
-Consolidation is built by a later issue. Until its module exists, the command still opens and
-closes a progress report and then answers a clear "not available yet" error
-(``RequestFailed``) — never a fake success. The contract both are called through:
-``<module>.run(store, *, root, options, progress)``, where ``progress(done, total,
-message=None)`` raises when the client cancelled, and the result is a JSON-ready dict.
+rule files, chats: :func:`predictive.ingest.run`) and ``livingMemory.consolidate``
+(:func:`predictive.consolidate.run`). Both are called as ``run(store, *, root, options,
+progress)``, where ``progress(done, total, message=None)`` raises when the client cancelled,
+and answer a JSON-ready dict.
 """
 
 from __future__ import annotations
 
-import importlib
-import importlib.util
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
-from server.commands import NotAvailable, command
+from server.commands import command
 from server.convert import Invalid
 
 if TYPE_CHECKING:
@@ -57,17 +52,6 @@ class ReindexArgs:
             raise Invalid("argument 'batchSize' must be between 1 and 4096")
 
 
-def implementation(module: str) -> Callable[..., Any] | None:
-    """``<module>.run`` when that module exists (built by a later issue), else None."""
-    try:
-        if importlib.util.find_spec(module) is None:
-            return None
-        fn = getattr(importlib.import_module(module), "run", None)
-    except ImportError:
-        return None
-    return fn if callable(fn) else None
-
-
 def setup(server: LivingMemoryServer) -> None:
     from server.app import COMMAND_PARAMS
 
@@ -76,18 +60,16 @@ def setup(server: LivingMemoryServer) -> None:
         token = params.work_done_token if params is not None else None
         return server.protocol.msg_id, token
 
-    async def optional_job(name: str, title: str, module: str, issue: str, args: Any) -> Any:
+    async def job(title: str, run: Callable[..., Any], args: Any) -> Any:
+        """``run(store, root=, options=, progress=)`` as a cancellable job with progress."""
         project = await server.project_for(folder=args.folder)
         await project.call(lambda: None)  # the store is open
         request_id, token = request_context()
-        fn = await server.run_blocking(implementation, module)
         options = {k: v for k, v in asdict(args).items() if k != "folder"}
 
         def work(job: Job) -> Any:
             job.progress(0, 1, "starting")
-            if fn is None:
-                raise NotAvailable(f"{name} is not available yet: {issue}. Nothing was changed.")
-            return fn(project.store, root=project.root, options=options, progress=job.progress)
+            return run(project.store, root=project.root, options=options, progress=job.progress)
 
         result = await server.jobs.run(
             title, work, project.job_worker, request_id=request_id, token=token
@@ -99,24 +81,15 @@ def setup(server: LivingMemoryServer) -> None:
 
     @command(server, "ingest", IngestArgs)
     async def ingest(a: IngestArgs) -> Any:
-        return await optional_job(
-            "livingMemory.ingest",
-            "Living Memory: ingest",
-            "predictive.ingest",
-            "ingestion of git history, decision records, rule files and chats comes with issue 6",
-            a,
-        )
+        from predictive.ingest import run
+
+        return await job("Living Memory: ingest", run, a)
 
     @command(server, "consolidate", ConsolidateArgs)
     async def consolidate(a: ConsolidateArgs) -> Any:
-        return await optional_job(
-            "livingMemory.consolidate",
-            "Living Memory: consolidate",
-            "predictive.consolidate",
-            "consolidation (de-duplication, compression, decay, contradiction checks) is not "
-            "built yet",
-            a,
-        )
+        from predictive.consolidate import run
+
+        return await job("Living Memory: consolidate", run, a)
 
     @command(server, "reindex", ReindexArgs)
     async def reindex(a: ReindexArgs) -> Any:

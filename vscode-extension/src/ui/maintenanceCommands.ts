@@ -182,7 +182,11 @@ export async function consolidateMemory(s: Services): Promise<void> {
     );
     const answer = await vscode.window.showInformationMessage(
       'Apply the consolidation shown in the preview?',
-      { modal: true, detail: 'Duplicates are merged and stale memories superseded; nothing is deleted.' },
+      {
+        modal: true,
+        detail:
+          'Missing levels are filled, decay scores refreshed, near duplicates linked and fact contradictions opened; nothing is merged, archived or deleted.',
+      },
       'Apply',
     );
     if (answer !== 'Apply') {

@@ -122,9 +122,9 @@ describe('errors', () => {
       kind: 'invalid',
       message: "Remembering: livingMemory.remember: argument 'text' is required",
     });
-    const failed = new ResponseError(LSPErrorCodes.RequestFailed, 'livingMemory.consolidate is not available yet');
-    assert.equal(describeError(failed, 'Consolidating').kind, 'unavailable');
-    assert.match(describeError(failed, 'Consolidating').message, /^Consolidating failed: livingMemory\.consolidate is not available yet$/);
+    const failed = new ResponseError(LSPErrorCodes.RequestFailed, 'livingMemory.stats: the store of repo cannot be opened');
+    assert.equal(describeError(failed, 'Showing the stats').kind, 'unavailable');
+    assert.match(describeError(failed, 'Showing the stats').message, /^Showing the stats failed: livingMemory\.stats: the store of repo cannot be opened$/);
     assert.equal(describeError(new ResponseError(LSPErrorCodes.RequestCancelled, 'x'), 'Ingesting').kind, 'cancelled');
     assert.match(describeError(new ResponseError(ErrorCodes.InternalError, 'boom'), 'X').message, /inside the server: boom/);
     assert.deepEqual(describeError(new Error('no server'), 'X'), { kind: 'other', message: 'X failed: no server' });
