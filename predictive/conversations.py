@@ -19,6 +19,7 @@ import re
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from datetime import datetime, timezone
 
 from predictive.derive import error_signature
 from predictive.extract import Candidate, convention_confidence, file_anchors, paths_in
@@ -415,3 +416,43 @@ def summarise(conv: Conversation, *, topics: int = 12) -> str:
         parts.append("Files: " + ", ".join(files) + ".")
     parts.append(f"{len(msgs)} messages.")
     return " ".join(parts)
+
+
+MAX_SESSION_FILES = 40
+"""At most this many of a session's most mentioned files anchor its memory."""
+
+
+def session_unit(conv: Conversation, summary: str, mentions: Counter[str]) -> NewMemory:
+    """The conversation itself as one memory (an episode): what it was about, anchored to the
+    project files it talks about; ``metadata.mentions`` says how often it names each."""
+    top = mentions.most_common(MAX_SESSION_FILES)
+    anchors = [Anchor(AnchorType.FILE, p) for p, _ in top]
+    anchors.append(Anchor(AnchorType.TAG, f"chat-{conv.tool}"))
+    if conv.branch:
+        anchors.append(Anchor(AnchorType.BRANCH, conv.branch))
+    when = (
+        datetime.fromtimestamp(conv.started_at, tz=timezone.utc).strftime("%Y-%m-%d %H:%M")
+        if conv.started_at
+        else "undated"
+    )
+    title = (conv.title or "").strip() or conv.external_id
+    text = f"Conversation ({conv.tool}, {when}): {title}\n{summary}".strip()
+    return NewMemory(
+        text=text,
+        kind=Kind.EPISODE,
+        index_label=_clip(f"conversation: {title}", 90),
+        anchors=anchors,
+        source=f"chat:{conv.tool}",
+        source_id=conv.external_id,
+        importance=0.4,
+        created_at=conv.started_at,
+        valid_from=conv.started_at,
+        metadata={
+            "unit": "session",
+            "tool": conv.tool,
+            "session": conv.external_id,
+            "sessionTitle": conv.title,
+            "origin": conv.origin,
+            "mentions": dict(top),
+        },
+    )

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import math
 import threading
 import time
 from collections import OrderedDict
@@ -84,6 +85,7 @@ class ContextRequest:
     activity: Activity | None = None  # override; inferred when None
     budget: int | None = None
     root: str | None = None
+    as_of: float | None = None  # answer as the store would have then (nothing learned later)
 
 
 @dataclass
@@ -139,6 +141,18 @@ def _label(m: Memory) -> str:
         return m.index_label.strip()
     first = " ".join(m.text.split())
     return first if len(first) <= 80 else first[:79].rstrip() + "…"
+
+
+def mention_strength(m: Memory, path: str) -> float:
+    """How strongly a memory that mentions ``path`` n times (a conversation) is tied to it:
+    once 0.65, five times 0.82, twenty and more 1.0; 1.0 when it does not count mentions."""
+    mentions = m.metadata.get("mentions") if isinstance(m.metadata, dict) else None
+    if not isinstance(mentions, dict):
+        return 1.0
+    n = mentions.get(path)
+    if not isinstance(n, int | float) or n <= 0:
+        return 0.6
+    return min(1.0, 0.55 + 0.15 * math.log1p(n))
 
 
 @dataclass
@@ -219,6 +233,7 @@ class ContextEngine:
             activity,
             total,
             generation,
+            request.as_of,
             hashlib.sha1((text or "").encode("utf-8", "replace")).hexdigest(),
         )
         with self._lock:
@@ -347,7 +362,7 @@ class ContextEngine:
         generation: int,
     ) -> AssembledContext:
         store = self.store
-        now = time.time()
+        now = time.time() if request.as_of is None else request.as_of
         cands: dict[int, _Cand] = {}
 
         def add(m: Memory, relevance: float, reason: str) -> None:
@@ -369,7 +384,10 @@ class ContextEngine:
             if mid in mems:
                 for a in hit_anchors:
                     why = anchors.get(a, "tag")
-                    add(mems[mid], ANCHOR_WEIGHTS.get(why, 0.5), why)
+                    weight = ANCHOR_WEIGHTS.get(why, 0.5)
+                    if a.type is AnchorType.FILE:
+                        weight *= mention_strength(mems[mid], a.value)
+                    add(mems[mid], weight, why)
 
         if query.strip():
             try:
@@ -415,7 +433,9 @@ class ContextEngine:
         cands = {
             i: c
             for i, c in cands.items()
-            if not c.memory.archived and (c.memory.valid_to is None or c.memory.valid_to > now)
+            if not c.memory.archived
+            and (c.memory.valid_to is None or c.memory.valid_to > now)
+            and (request.as_of is None or c.memory.valid_from <= now)
         }
         tiers: dict[Tier, list[Candidate]] = {t: [] for t in TIERS}
         scored: dict[int, float] = {}

@@ -21,7 +21,9 @@ from pathlib import Path
 from typing import Any
 
 from predictive.conversations import extract as extract_conversation
-from predictive.conversations import summarise
+from predictive.conversations import session_unit, summarise
+from predictive.mentions import FileIndex
+from predictive.mentions import count as count_mentions
 from predictive.extract import (
     Candidate,
     from_commit,
@@ -29,6 +31,7 @@ from predictive.extract import (
     from_rule_file,
 )
 from storage.errors import InvalidInput
+from storage.models import EdgeType
 from storage.repository import MemoryStore
 from storage.sessions import SessionStore
 from storage.sources.records import Conversation, SkipLog
@@ -174,6 +177,7 @@ class _Run:
         self.skips = SkipLog()
         self.done = 0
         self.cancelled: BaseException | None = None
+        self._files: FileIndex | None = None
 
     def progress(self, message: str, total: int = 0) -> None:
         self.report(self.done, max(total, self.done, 1), message)
@@ -372,6 +376,19 @@ class _Run:
             skips=self.skips,
         )
 
+    def session_memory(self, conv: Conversation, summary: str) -> int:
+        """The conversation's own memory (added, or the current one kept); an earlier version
+        of it is superseded."""
+        if self._files is None:
+            self._files = FileIndex.of_project(self.root)
+        mentions = count_mentions((m.text for m in conv.messages), self._files)
+        new = session_unit(conv, summary, mentions)
+        old = self.store.find_by_source(new.source, conv.external_id)
+        result = self.store.add(new)
+        if old is not None and old.id != result.id and old.superseded_by is None:
+            self.store.supersede(old.id, result.id, at=new.valid_from)
+        return result.id
+
     def chats(
         self, report: SourceReport, conversations: Iterable[Conversation] | None = None
     ) -> None:
@@ -391,13 +408,18 @@ class _Run:
                 report.messages += len(conv.messages)
                 self.store_candidates(extraction.kept + extraction.dropped, report)
                 continue
-            saved = sessions.save(conv, summary=summarise(conv))
+            summary = summarise(conv)
+            saved = sessions.save(conv, summary=summary)
             report.sessions += 1
             report.messages += saved.new_messages + saved.changed_messages
+            unit = self.session_memory(conv, summary)
+            sessions.link(saved.session_id, unit, None)
             stored = self.store_candidates(extraction.kept + extraction.dropped, report)
             for c, mid in stored:
                 if mid is not None:
                     sessions.link(saved.session_id, mid, c.message_idx)
+                    if mid != unit:
+                        self.store.add_edge(mid, unit, EdgeType.DERIVED_FROM, 1.0)
             new_state[key] = fp
             if len(new_state) >= 50:
                 self.store.set_ingest_state("chats", new_state)

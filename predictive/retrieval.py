@@ -1,11 +1,331 @@
-"""Search as a user sees it: hybrid candidates from storage, re-ranked by the scorer."""
+"""One search over everything the project knows.
+
+Memories (commits, decision records, rule sections, extracted solutions and decisions,
+remembered items, each conversation as a whole) and the passages of every conversation message
+are ranked together; hits from one source (a conversation, a rule file, a decision record, a
+commit) collapse into one result that names that source: its kind, path and line, or session
+and message, or commit, and a one-line label.
+"""
 
 from __future__ import annotations
 
+import json
+import time
 from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
 
 from predictive.scoring import HybridScorer, Scored
-from storage import MemoryFilter, MemoryStore, search
+from storage import Kind, Memory, MemoryFilter, MemoryStore, search
+from storage.errors import InvalidInput
+from storage.session_search import PassageHit, search_passages
+from storage.sessions import SessionStore
+
+POOL = 100
+"""Candidates drawn from each list whatever ``k`` is, so the top results do not depend on it."""
+PASSAGE_WEIGHT = 1.0
+MEMORY_WEIGHT = 1.0
+SUPPORT = 0.15
+"""How much a unit's further evidence adds to its best hit (second hit full, then less)."""
+SNIPPET_CHARS = 280
+
+# What each kind of source is called in a result.
+_SOURCE_KINDS = {"git": "commit", "adr": "decision record", "rules": "rule file"}
+
+
+@dataclass(frozen=True)
+class Provenance:
+    """Where a result comes from, enough to open it and to cite it."""
+
+    source: str  # git | adr | rules | chat:<tool> | editor | manual | …
+    kind: str  # commit | decision record | rule file | conversation | memory
+    path: str | None = None
+    line: int | None = None
+    session: str | None = None
+    message: int | None = None
+    commit: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {k: v for k, v in self.__dict__.items() if v is not None}
+
+    def __str__(self) -> str:
+        if self.commit:
+            return f"commit {self.commit[:10]}"
+        where = self.path or self.session or self.source
+        if self.line is not None:
+            where += f":{self.line}"
+        if self.message is not None:
+            where += f"#{self.message}"
+        return where
+
+
+@dataclass
+class Found:
+    """One result: a source unit, its best evidence and every piece that matched."""
+
+    unit: str
+    score: float
+    label: str
+    kind: str
+    provenance: Provenance
+    snippet: str
+    memory: Memory | None = None
+    memory_ids: list[int] = field(default_factory=list)
+    passage_ids: list[int] = field(default_factory=list)
+    relevance: float = 0.0
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "unit": self.unit,
+            "id": self.memory.id if self.memory else None,
+            "kind": self.kind,
+            "label": self.label,
+            "score": round(self.score, 6),
+            "source": self.provenance.to_dict(),
+            "provenance": str(self.provenance),
+            "snippet": self.snippet,
+            "memory_ids": self.memory_ids,
+            "passage_ids": self.passage_ids,
+            "text": self.memory.text if self.memory else self.snippet,
+            "anchors": [str(a) for a in self.memory.anchors] if self.memory else [],
+            "archived": bool(self.memory and self.memory.archived),
+        }
+
+
+def _clip(text: str, n: int = SNIPPET_CHARS) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= n else text[: n - 1].rstrip() + "…"
+
+
+def label_of(m: Memory) -> str:
+    """A memory's one-line label: its index label, else the start of its text."""
+    if m.index_label and m.index_label.strip():
+        return m.index_label.strip()
+    return _clip(m.text, 80)
+
+
+def _chat_source(m: Memory) -> tuple[str, str, int | None]:
+    """(tool, session external id, message index) of a memory learned from a conversation."""
+    tool = m.source.split(":", 1)[1] if ":" in m.source else m.source
+    sid = m.source_id or ""
+    session, _, rest = sid.partition("#")
+    idx: int | None = None
+    if rest:
+        head = rest.split(":", 1)[0]
+        idx = int(head) if head.isdigit() else None
+    return tool, session, idx
+
+
+def unit_of(m: Memory, origins: dict[tuple[str, str], str | None]) -> tuple[str, Provenance]:
+    """The source unit a memory belongs to, and its provenance."""
+    src, sid = m.source, m.source_id or ""
+    if src == "git" and sid:
+        return f"commit:{sid}", Provenance(src, "commit", commit=sid)
+    if src in ("adr", "rules") and sid:
+        path, line = sid, None
+        head, sep, tail = sid.rpartition(":")
+        if sep and tail.isdigit():
+            path, line = head, int(tail)
+        return f"file:{path}", Provenance(src, _SOURCE_KINDS[src], path=path, line=line)
+    if src.startswith("chat:") and sid:
+        tool, session, idx = _chat_source(m)
+        path = origins.get((tool, session)) or m.metadata.get("origin")
+        return f"session:{tool}:{session}", Provenance(
+            src, "conversation", path=path, session=session, message=idx
+        )
+    return f"memory:{m.id}", Provenance(src, "memory", path=_file_anchor(m))
+
+
+def _file_anchor(m: Memory) -> str | None:
+    return next((a.value for a in m.anchors if a.type.value == "file"), None)
+
+
+def _prior(m: Memory, now: float) -> float:
+    """A small nudge from importance, kind and validity; relevance decides."""
+    p = 0.9 + 0.1 * m.importance
+    if m.kind in (Kind.DECISION, Kind.SOLUTION, Kind.CONVENTION):
+        p += 0.03
+    if m.valid_to is not None and m.valid_to <= now:
+        p *= 0.5
+    return p
+
+
+@dataclass
+class _Unit:
+    key: str
+    provenance: Provenance
+    scores: list[float] = field(default_factory=list)
+    memory: Memory | None = None
+    memory_score: float = -1.0
+    snippet: str = ""
+    snippet_score: float = -1.0
+    memory_ids: list[int] = field(default_factory=list)
+    passage_ids: list[int] = field(default_factory=list)
+
+    def total(self) -> float:
+        s = sorted(self.scores, reverse=True)
+        return s[0] + SUPPORT * sum(x / (i + 1) for i, x in enumerate(s[1:4]))
+
+
+def find(
+    store: MemoryStore,
+    query: str,
+    *,
+    k: int = 10,
+    filters: MemoryFilter | None = None,
+    mode: str = "hybrid",
+    as_of: float | None = None,
+    conversations: bool = True,
+    min_similarity: float | None = None,
+    now: float | None = None,
+) -> list[Found]:
+    """The best ``k`` sources for ``query`` across memories and conversation passages.
+
+    ``as_of``: answer as the store would have at that instant (nothing learned later).
+    ``conversations``: also rank message passages (off when ``filters`` narrows by anchor).
+    """
+    if not isinstance(query, str) or not query.strip():
+        raise InvalidInput("the search query is empty")
+    if not isinstance(k, int) or isinstance(k, bool) or k <= 0:
+        raise InvalidInput("k must be at least 1")
+    now = time.time() if now is None else now
+    filters = filters or MemoryFilter()
+    if as_of is not None:
+        filters = _as_of(filters, as_of)
+    pool = max(POOL, 3 * k)
+    qv: np.ndarray | None = None
+    if mode != "keyword" and store.has_embedder:
+        emb = store.embedder
+        assert emb is not None
+        qv = emb.embed([query])[0]
+    mem_hits = search(
+        store,
+        query,
+        filters=filters,
+        k=pool,
+        candidates=pool,
+        mode=mode,
+        query_vector=qv,
+        min_similarity=min_similarity,
+    )
+    passages: list[PassageHit] = []
+    if conversations and _conversations_apply(filters):
+        passages = search_passages(
+            store,
+            query,
+            k=pool,
+            mode=mode if qv is not None or mode == "keyword" else "keyword",
+            query_vector=qv,
+            before=as_of,
+        )
+    sessions = SessionStore(store)
+    origins = _origins(store)
+    units: dict[str, _Unit] = {}
+    for h in mem_hits:
+        m = h.memory
+        key, prov = unit_of(m, origins)
+        u = units.setdefault(key, _Unit(key, prov))
+        s = MEMORY_WEIGHT * h.score * _prior(m, now)
+        u.scores.append(s)
+        u.memory_ids.append(m.id)
+        if s > u.memory_score:
+            u.memory, u.memory_score = m, s
+            if s > u.snippet_score:
+                u.snippet, u.snippet_score = _clip(m.text), s
+                if prov.line is not None or prov.message is not None:
+                    u.provenance = prov
+    if passages:
+        by_session = {s.id: s for s in sessions.get_many({p.session_id for p in passages})}
+        idx_of = dict(
+            store.conn.execute(
+                "SELECT id, idx FROM messages WHERE id IN (SELECT value FROM json_each(?))",
+                (json.dumps([p.message_id for p in passages]),),
+            )
+        )
+        for p in passages:
+            sess = by_session.get(p.session_id)
+            if sess is None:
+                continue
+            key = f"session:{sess.tool}:{sess.external_id}"
+            prov = Provenance(
+                f"chat:{sess.tool}",
+                "conversation",
+                path=sess.metadata.get("origin"),
+                session=sess.external_id,
+                message=idx_of.get(p.message_id),
+            )
+            u = units.setdefault(key, _Unit(key, prov))
+            s = PASSAGE_WEIGHT * p.score
+            u.scores.append(s)
+            u.passage_ids.append(p.passage_id)
+            if s > u.snippet_score:
+                u.snippet, u.snippet_score, u.provenance = _clip(p.text), s, prov
+        _attach_session_memories(store, units)
+    ranked = sorted(units.values(), key=lambda u: (-u.total(), u.key))[:k]
+    out = []
+    for u in ranked:
+        m = u.memory
+        out.append(
+            Found(
+                unit=u.key,
+                score=u.total(),
+                label=label_of(m) if m is not None else _clip(u.snippet, 80),
+                kind=m.kind.value if m is not None else u.provenance.kind,
+                provenance=u.provenance,
+                snippet=u.snippet,
+                memory=m,
+                memory_ids=u.memory_ids,
+                passage_ids=u.passage_ids,
+                relevance=max(u.scores),
+            )
+        )
+    return out
+
+
+def _as_of(filters: MemoryFilter, at: float) -> MemoryFilter:
+    from dataclasses import replace
+
+    return replace(filters, valid_at=at)
+
+
+def _conversations_apply(filters: MemoryFilter) -> bool:
+    """Passages have no kinds, anchors or branch: a search narrowed by those skips them."""
+    return not (filters.kinds or filters.anchors or filters.branch or filters.include_archived)
+
+
+def _origins(store: MemoryStore) -> dict[tuple[str, str], str | None]:
+    """(tool, external id) → the file a conversation was read from."""
+    out: dict[tuple[str, str], str | None] = {}
+    for tool, ext, meta in store.conn.execute(
+        "SELECT source_tool, external_id, metadata FROM sessions"
+    ):
+        try:
+            out[(tool, ext)] = json.loads(meta or "{}").get("origin")
+        except ValueError:
+            out[(tool, ext)] = None
+    return out
+
+
+def _attach_session_memories(store: MemoryStore, units: dict[str, _Unit]) -> None:
+    """A conversation found only through its passages is shown as its own memory."""
+    wanted = [u for u in units.values() if u.memory is None and u.key.startswith("session:")]
+    if not wanted:
+        return
+    pairs = [u.key.split(":", 2)[1:] for u in wanted]
+    rows = store.conn.execute(
+        "SELECT id, source, source_id FROM memories WHERE archived = 0 AND superseded_by IS NULL "
+        "AND (source, source_id) IN (SELECT 'chat:' || json_extract(value, '$[0]'), "
+        "json_extract(value, '$[1]') FROM json_each(?))",
+        (json.dumps(pairs),),
+    ).fetchall()
+    by_key = {f"session:{src.split(':', 1)[1]}:{sid}": mid for mid, src, sid in rows}
+    mems = {m.id: m for m in store.get_many(list(by_key.values()))}
+    for u in wanted:
+        mid = by_key.get(u.key)
+        if mid in mems:
+            u.memory = mems[mid]
 
 
 def recall(
@@ -20,9 +340,17 @@ def recall(
     now: float | None = None,
     min_similarity: float | None = None,
 ) -> list[Scored]:
-    """Top ``k`` memories for ``query``: a wider candidate pool, ranked by the hybrid scorer."""
+    """Top ``k`` memories for ``query`` (memories only), ranked by the hybrid scorer; the
+    engine's and ``explore``'s building block. People search with :func:`find`."""
     hits = search(
-        store, query, filters=filters, k=max(k * 3, 30), mode=mode, min_similarity=min_similarity
+        store,
+        query,
+        filters=filters,
+        k=max(POOL, k * 3),
+        candidates=max(POOL, k * 3),
+        mode=mode,
+        min_similarity=min_similarity,
     )
     ranked = (scorer or HybridScorer()).rank(hits, store=store, seeds=seeds, now=now)
     return ranked[:k]
+

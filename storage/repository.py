@@ -756,8 +756,10 @@ class MemoryStore:
         return out
 
     def find_by_source(self, source: str, source_id: str) -> Memory | None:
+        """The memory made from that source: a current one first, then the newest."""
         row = self.conn.execute(
-            "SELECT id FROM memories WHERE source = ? AND source_id = ? ORDER BY id LIMIT 1",
+            "SELECT id FROM memories WHERE source = ? AND source_id = ? "
+            "ORDER BY superseded_by IS NOT NULL, archived, id DESC LIMIT 1",
             (source, source_id),
         ).fetchone()
         return self.get(row[0]) if row else None

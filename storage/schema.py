@@ -224,4 +224,26 @@ CREATE TABLE ingest_state(
 ) WITHOUT ROWID;
 """
 
-MIGRATIONS: list[str] = [_V1, _V2]
+# v3: passages of conversation messages, the units that search ranks and embeds
+# (storage.passages); filled for earlier messages by ``SessionStore.ensure_passages``.
+_V3 = """
+CREATE TABLE passages(
+    id         INTEGER PRIMARY KEY,
+    message_id INTEGER NOT NULL REFERENCES messages(id) ON DELETE CASCADE,
+    session_id INTEGER NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+    ord        INTEGER NOT NULL,
+    start      INTEGER NOT NULL,
+    text       TEXT NOT NULL,
+    embedding  BLOB,
+    model_id   TEXT,
+    UNIQUE (message_id, ord)
+);
+CREATE INDEX passages_session ON passages(session_id);
+CREATE INDEX passages_pending ON passages(model_id);
+CREATE VIRTUAL TABLE passages_fts USING fts5(
+    text, terms,
+    tokenize = 'porter unicode61 remove_diacritics 2'
+);
+"""
+
+MIGRATIONS: list[str] = [_V1, _V2, _V3]

@@ -304,3 +304,88 @@ def session_first(
         cross_links=[SessionHit(linked[sid], sc) for sid, sc in links if sid in linked],
         elapsed_ms=(time.perf_counter() - started) * 1000,
     )
+
+
+@dataclass
+class PassageHit:
+    """A passage of a message, with the session it belongs to."""
+
+    passage_id: int
+    message_id: int
+    session_id: int
+    ord: int
+    start: int
+    text: str
+    score: float
+    keyword: float = 0.0
+    similarity: float | None = None
+
+
+def search_passages(
+    store: MemoryStore | SessionStore,
+    query: str,
+    *,
+    k: int = 50,
+    mode: str = "hybrid",
+    alpha: float = DEFAULT_ALPHA,
+    query_vector: np.ndarray | None = None,
+    before: float | None = None,
+) -> list[PassageHit]:
+    """Passages of every conversation, best first: bm25 over ``passages_fts`` fused with exact
+    cosine similarity. ``before``: only sessions that started before that instant."""
+    _check(query, k, mode)
+    sessions = store if isinstance(store, SessionStore) else SessionStore(store)
+    qv = query_vector if query_vector is not None else _query_vector(sessions, query, mode)
+    allowed: list[int] | None = None
+    if before is not None:
+        allowed = [
+            r[0]
+            for r in sessions.store.conn.execute(
+                "SELECT id FROM sessions WHERE coalesce(started_at, 0) < ?", (before,)
+            )
+        ]
+        if not allowed:
+            return []
+    kw: list[tuple[int, float]] = []
+    if mode in ("hybrid", "keyword"):
+        if allowed is None:
+            kw = _keyword(sessions.store, "passages_fts", "1.0, 0.5", query, k)
+        else:
+            kw = _keyword(
+                sessions.store,
+                "passages_fts",
+                "1.0, 0.5",
+                query,
+                k,
+                "id IN (SELECT id FROM passages WHERE session_id IN "
+                "(SELECT value FROM json_each(?)))",
+                [json.dumps(allowed)],
+            )
+    vec: list[tuple[int, float]] = []
+    if qv is not None:
+        mat = sessions.matrix()
+        if mat is not None and len(mat.passage_ids):
+            if allowed is None:
+                vec = _top(mat.passage_ids, mat.passages @ qv, k)
+            else:
+                mask = np.isin(mat.passage_sessions, np.asarray(allowed, dtype=np.int64))
+                vec = _top(mat.passage_ids[mask], mat.passages[mask] @ qv, k)
+    fused = fuse(kw, vec, fusion="weighted", alpha=alpha)[:k]
+    if not fused:
+        return []
+    rows = {
+        r[0]: r
+        for r in sessions.store.conn.execute(
+            "SELECT id, message_id, session_id, ord, start, text FROM passages WHERE id IN "
+            "(SELECT value FROM json_each(?))",
+            (json.dumps([f[0] for f in fused]),),
+        )
+    }
+    sims = dict(vec)
+    return [
+        PassageHit(
+            *rows[pid], score=score, keyword=comps.get("keyword", 0.0), similarity=sims.get(pid)
+        )
+        for pid, score, comps in fused
+        if pid in rows
+    ]

@@ -18,13 +18,14 @@ from typing import Any
 import numpy as np
 
 from storage import db as dbmod
+from storage import passages as passages_mod
 from storage.errors import InvalidInput, NotFound
 from storage.redact import redact
 from storage.repository import MemoryStore
 from storage.sources.records import Conversation
 from storage.text import identifier_terms
 
-MAX_MESSAGE_CHARS = 20_000
+MAX_MESSAGE_CHARS = 100_000
 """Longer messages are stored cut to this length (the source still has them whole)."""
 MAX_SESSION_BODY = 400_000
 """At most this much of a session's text is indexed for finding the session."""
@@ -213,6 +214,7 @@ class SessionStore:
                     "INSERT INTO messages_fts(rowid, text, terms) VALUES (?, ?, ?)",
                     (mid, text, identifier_terms(text)),
                 )
+                passages_mod.write(conn, sid, mid, text)
             title, summary = conn.execute(
                 "SELECT title, summary FROM sessions WHERE id = ?", (sid,)
             ).fetchone()
@@ -255,7 +257,7 @@ class SessionStore:
             return 0
         conn = self.store.conn
         (m,) = conn.execute(
-            "SELECT count(*) FROM messages WHERE model_id IS NULL OR model_id != ?",
+            "SELECT count(*) FROM passages WHERE model_id IS NULL OR model_id != ?",
             (emb.model_id,),
         ).fetchone()
         (s,) = conn.execute(
@@ -268,15 +270,17 @@ class SessionStore:
     def embed_pending(
         self, *, batch: int = 64, progress: Callable[[int, int], None] | None = None
     ) -> int:
-        """Embed messages and session summaries lacking a vector from the current model."""
+        """Embed passages and session summaries lacking a vector from the current model; a
+        message takes the vector of its first passage (what the model would read of it)."""
         emb = self.store.embedder
         if emb is None:
             return 0
+        self.ensure_passages()
         conn = self.store.conn
         total = self.pending_embeddings()
         done = 0
         for table, col in (
-            ("messages", "text"),
+            ("passages", "text"),
             ("sessions", "coalesce(title, '') || '. ' || summary"),
         ):
             extra = " AND summary IS NOT NULL" if table == "sessions" else ""
@@ -298,7 +302,34 @@ class SessionStore:
                 done += len(rows)
                 if progress:
                     progress(done, total)
+        with dbmod.immediate(conn):
+            conn.execute(
+                "UPDATE messages SET (embedding, model_id) = (SELECT p.embedding, p.model_id "
+                "FROM passages p WHERE p.message_id = messages.id AND p.ord = 0) "
+                "WHERE model_id IS NOT ? AND EXISTS (SELECT 1 FROM passages p WHERE "
+                "p.message_id = messages.id AND p.ord = 0 AND p.model_id = ?)",
+                (emb.model_id, emb.model_id),
+            )
         return done
+
+    def ensure_passages(self, *, batch: int = 500) -> int:
+        """Cut the messages of an older store into passages (once); returns how many messages."""
+        conn = self.store.conn
+        done = 0
+        while True:
+            rows = passages_mod.missing(conn, batch)
+            if not rows:
+                return done
+            with dbmod.immediate(conn):
+                for mid, sid, text in rows:
+                    if passages_mod.write(conn, sid, mid, text) == 0:
+                        conn.execute(
+                            "INSERT INTO passages(message_id, session_id, ord, start, text) "
+                            "VALUES (?, ?, 0, 0, ?)",
+                            (mid, sid, text),
+                        )
+                _bump(conn)
+            done += len(rows)
 
     # ---- read ------------------------------------------------------------------------------
 
@@ -423,6 +454,9 @@ class MessageMatrix:
     messages: np.ndarray
     session_ids: np.ndarray
     sessions: np.ndarray
+    passage_ids: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    passage_sessions: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    passages: np.ndarray = field(default_factory=lambda: np.zeros((0, 0), dtype=np.float32))
     built_at: float = field(default_factory=time.time)
 
     @classmethod
@@ -450,8 +484,15 @@ class MessageMatrix:
             "SELECT id, 0, embedding FROM sessions WHERE model_id = ? "
             "AND length(embedding) = ? ORDER BY id"
         )
+        pids, psess, pmat = read(
+            "SELECT id, session_id, embedding FROM passages WHERE model_id = ? "
+            "AND length(embedding) = ? ORDER BY id"
+        )
         return cls(
             key=key,
+            passage_ids=np.asarray(pids, dtype=np.int64),
+            passage_sessions=np.asarray(psess, dtype=np.int64),
+            passages=pmat,
             message_ids=np.asarray(mids, dtype=np.int64),
             message_sessions=np.asarray(msess, dtype=np.int64),
             messages=mmat,

@@ -37,7 +37,8 @@ _TURN = re.compile(
     re.IGNORECASE,
 )
 _STAMP = r"\d{4}-\d{2}-\d{2}[ T]\d{1,2}:\d{2}(?::\d{2}(?:\.\d+)?)?\s*(?:Z|[+-]\d{2}:?\d{2})?"
-_TITLE = re.compile(rf"^#\s+(.*?)\s*(?:\(({_STAMP})\))?\s*$")
+_DMY = r"\d{2}/\d{2}/\d{4},?\s+\d{1,2}:\d{2}(?::\d{2})?"
+_TITLE = re.compile(rf"^#{{1,3}}\s+(.*?)\s*(?:\(({_STAMP}|{_DMY})\))?\s*$")
 _FILE_STAMP = re.compile(r"^(\d{4}-\d{2}-\d{2})_(\d{2})-(\d{2})(?:-(\d{2}))?(Z?)")
 _SESSION = re.compile(r"<!--\s*(\w[\w-]*)\s+Session\s+([\w-]+)", re.IGNORECASE)
 _FENCE = re.compile(r"^\s{0,3}(`{3,}|~{3,})")
@@ -112,6 +113,10 @@ def read(
 
 
 def _stamp(value: str) -> float | None:
+    dmy = re.fullmatch(r"(\d{2})/(\d{2})/(\d{4}),?\s+(\d{1,2}):(\d{2})(?::(\d{2}))?", value.strip())
+    if dmy:  # older exports: DD/MM/YYYY, HH:MM:SS (local time)
+        d, mo, y, hh, mm, ss = dmy.groups()
+        value = f"{y}-{mo}-{d} {int(hh):02d}:{mm}:{ss or '00'}"
     s = value.strip().replace(" ", "T", 1).replace(" ", "")
     if s.endswith(("Z", "z")) or re.search(r"[+-]\d{2}:?\d{2}$", s[10:]):
         return to_epoch(s)
@@ -160,7 +165,7 @@ def parse(text: str, path: Path, workspace: str | None, skips: SkipLog) -> Conve
                 continue
             if not turns and title is None:
                 t = _TITLE.match(line)
-                if t:
+                if t and t.group(1).strip().lower() != "specstory":
                     title = t.group(1).strip() or None
                     started = _stamp(t.group(2)) if t.group(2) else None
                     continue

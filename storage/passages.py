@@ -1,0 +1,96 @@
+"""Passages: a conversation message cut into pieces a search can rank and an embedding can see.
+
+A long message (an assistant's answer with code, a pasted log) is one unit to a reader but too
+long for a keyword score or a 256-token embedding to judge. Each message is stored whole and
+also as passages of at most :data:`MAX_CHARS` characters, cut at paragraph, then line, then word
+boundaries; passages are derived from the message text and rebuilt whenever it changes.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from storage.text import identifier_terms
+
+MAX_CHARS = 1_000
+"""A passage's length limit: about what the embedding model reads (256 tokens)."""
+MIN_CHARS = 200
+"""A shorter tail is joined to the passage before it."""
+
+_PARA = re.compile(r"\n\s*\n")
+
+
+def _pieces(text: str, limit: int) -> list[tuple[int, int]]:
+    """(start, end) spans of ``text`` no longer than ``limit``, cut at the best boundary."""
+    spans: list[tuple[int, int]] = []
+    start, n = 0, len(text)
+    while start < n:
+        if n - start <= limit:
+            spans.append((start, n))
+            break
+        window = text[start : start + limit]
+        cut = -1
+        for pattern in ("\n\n", "\n", ". ", " "):
+            at = window.rfind(pattern)
+            if at >= limit // 3:
+                cut = at + len(pattern)
+                break
+        if cut <= 0:
+            cut = limit
+        spans.append((start, start + cut))
+        start += cut
+    return spans
+
+
+def split(text: str, limit: int = MAX_CHARS) -> list[tuple[int, str]]:
+    """(offset, passage) pieces of ``text`` in order; short texts are one passage."""
+    if len(text) <= limit:
+        return [(0, text)] if text.strip() else []
+    out: list[tuple[int, str]] = []
+    for s, e in _pieces(text, limit):
+        piece = text[s:e].strip()
+        if not piece:
+            continue
+        if out and len(piece) < MIN_CHARS and len(out[-1][1]) + len(piece) + 1 <= limit * 1.3:
+            out[-1] = (out[-1][0], out[-1][1] + "\n" + piece)
+        else:
+            out.append((s + (len(text[s:e]) - len(text[s:e].lstrip())), piece))
+    return out
+
+
+def write(conn: Any, session_id: int, message_id: int, text: str) -> int:
+    """Replace a message's passages (inside the caller's transaction); returns how many."""
+    delete(conn, message_id)
+    n = 0
+    for ord_, (start, piece) in enumerate(split(text)):
+        pid = conn.execute(
+            "INSERT INTO passages(message_id, session_id, ord, start, text) "
+            "VALUES (?, ?, ?, ?, ?) RETURNING id",
+            (message_id, session_id, ord_, start, piece),
+        ).fetchone()[0]
+        conn.execute(
+            "INSERT INTO passages_fts(rowid, text, terms) VALUES (?, ?, ?)",
+            (pid, piece, identifier_terms(piece)),
+        )
+        n += 1
+    return n
+
+
+def delete(conn: Any, message_id: int) -> None:
+    conn.execute(
+        "DELETE FROM passages_fts WHERE rowid IN (SELECT id FROM passages WHERE message_id = ?)",
+        (message_id,),
+    )
+    conn.execute("DELETE FROM passages WHERE message_id = ?", (message_id,))
+
+
+def missing(conn: Any, limit: int = 500) -> list[tuple[int, int, str]]:
+    """(message id, session id, text) of messages that have no passages yet (older stores)."""
+    return list(
+        conn.execute(
+            "SELECT m.id, m.session_id, m.text FROM messages m WHERE NOT EXISTS "
+            "(SELECT 1 FROM passages p WHERE p.message_id = m.id) ORDER BY m.id LIMIT ?",
+            (limit,),
+        )
+    )
