@@ -251,27 +251,27 @@ def convention_confidence(text: str) -> float:
     return max(0.0, min(1.0, score))
 
 
+CONTRIBUTING_CONFIDENCE = 0.75
+"""A section of a contributing guide: project knowledge, less binding than a rule file."""
+
+
 def from_rule_item(f: RuleFile, item: RuleItem) -> Candidate:
-    """A rule item becomes a convention; its file's globs are its anchors."""
-    explicit = f.kind != "contributing"
-    confidence = (
-        max(0.9, convention_confidence(item.text)) if explicit else convention_confidence(item.text)
-    )
+    """A section of a rule file becomes a convention; its file's globs are its anchors."""
+    confidence = 0.9 if f.kind != "contributing" else CONTRIBUTING_CONFIDENCE
     anchors = [Anchor(AnchorType.GLOB, g) for g in f.globs]
     anchors.append(Anchor(AnchorType.TAG, "rule"))
     anchors.append(Anchor(AnchorType.TAG, f.kind))
     anchors += file_anchors(paths_in(item.text))[:6]
-    prefix = (
-        f"{item.heading}: "
-        if item.heading and item.heading.lower() not in item.text.lower()
-        else ""
-    )
-    text = f"{prefix}{item.text.strip()}"
+    body = item.text.strip("\n")
+    text = f"{item.heading}\n{body}" if item.heading else body
+    first = next((ln.strip(" -*#>") for ln in body.split("\n") if ln.strip(" -*#>")), body)
+    label = _clip(f"{f.path.rsplit('/', 1)[-1]}: {item.heading or first}", 90)
     importance = 0.8 if f.always_apply or f.kind in ("claude", "agents", "cursorrules") else 0.6
     return Candidate(
         NewMemory(
             text=text,
             kind=Kind.CONVENTION,
+            index_label=label,
             anchors=anchors,
             artifacts=[Artifact("file", f.path, f.description[:200] if f.description else None)],
             source="rules",

@@ -22,14 +22,14 @@ from typing import Any
 
 from predictive.conversations import extract as extract_conversation
 from predictive.conversations import session_unit, summarise
-from predictive.mentions import FileIndex
-from predictive.mentions import count as count_mentions
 from predictive.extract import (
     Candidate,
     from_commit,
     from_decision,
     from_rule_file,
 )
+from predictive.mentions import FileIndex
+from predictive.mentions import count as count_mentions
 from storage.errors import InvalidInput
 from storage.models import EdgeType
 from storage.repository import MemoryStore
@@ -365,13 +365,15 @@ class _Run:
     def conversations(self) -> Iterator[Conversation]:
         from storage.sources import chats
 
+        # What the user names with --path is read whatever project it belongs to.
+        every = self.opts.all_workspaces or bool(self.opts.paths)
         return chats.read_all(
-            None if self.opts.all_workspaces else self.root,
+            None if every else self.root,
             tools=self.opts.tools,
             paths=[Path(p) for p in self.opts.paths] or None,
             home=Path(self.opts.home) if self.opts.home else None,
             platform=self.opts.platform,
-            all_workspaces=self.opts.all_workspaces,
+            all_workspaces=every,
             since=self.opts.since,
             skips=self.skips,
         )

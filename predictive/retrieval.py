@@ -10,6 +10,7 @@ and message, or commit, and a one-line label.
 from __future__ import annotations
 
 import json
+import re
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -22,6 +23,7 @@ from storage import Kind, Memory, MemoryFilter, MemoryStore, search
 from storage.errors import InvalidInput
 from storage.session_search import PassageHit, search_passages
 from storage.sessions import SessionStore
+from storage.text import fts_terms
 
 POOL = 100
 """Candidates drawn from each list whatever ``k`` is, so the top results do not depend on it."""
@@ -30,6 +32,7 @@ MEMORY_WEIGHT = 1.0
 SUPPORT = 0.15
 """How much a unit's further evidence adds to its best hit (second hit full, then less)."""
 SNIPPET_CHARS = 280
+_WORD = re.compile(r"\w+")
 
 # What each kind of source is called in a result.
 _SOURCE_KINDS = {"git": "commit", "adr": "decision record", "rules": "rule file"}
@@ -97,6 +100,23 @@ class Found:
 def _clip(text: str, n: int = SNIPPET_CHARS) -> str:
     text = " ".join(text.split())
     return text if len(text) <= n else text[: n - 1].rstrip() + "…"
+
+
+def snippet(text: str, terms: set[str], n: int = SNIPPET_CHARS) -> str:
+    """The stretch of ``text`` (about ``n`` characters) that holds most of the query's words."""
+    flat = " ".join(text.split())
+    if len(flat) <= n or not terms:
+        return _clip(flat, n)
+    words = [(m.start(), m.group(0).lower()) for m in _WORD.finditer(flat)]
+    best, best_at = -1, 0
+    for i, (at, _) in enumerate(words):
+        window = {w for a, w in words[i : i + 60] if a < at + n}
+        hits = sum(1 for t in terms if any(w.startswith(t) for w in window))
+        if hits > best:
+            best, best_at = hits, at
+    start = max(0, flat.rfind(" ", 0, max(0, best_at - 40)) + 1) if best_at > 40 else 0
+    piece = flat[start : start + n]
+    return ("…" if start else "") + _clip(piece, n)
 
 
 def label_of(m: Memory) -> str:
@@ -222,6 +242,7 @@ def find(
         )
     sessions = SessionStore(store)
     origins = _origins(store)
+    terms = {t[:5] for t in fts_terms(query) if len(t) > 2}
     units: dict[str, _Unit] = {}
     for h in mem_hits:
         m = h.memory
@@ -233,7 +254,7 @@ def find(
         if s > u.memory_score:
             u.memory, u.memory_score = m, s
             if s > u.snippet_score:
-                u.snippet, u.snippet_score = _clip(m.text), s
+                u.snippet, u.snippet_score = snippet(m.text, terms), s
                 if prov.line is not None or prov.message is not None:
                     u.provenance = prov
     if passages:
@@ -261,7 +282,7 @@ def find(
             u.scores.append(s)
             u.passage_ids.append(p.passage_id)
             if s > u.snippet_score:
-                u.snippet, u.snippet_score, u.provenance = _clip(p.text), s, prov
+                u.snippet, u.snippet_score, u.provenance = snippet(p.text, terms), s, prov
         _attach_session_memories(store, units)
     ranked = sorted(units.values(), key=lambda u: (-u.total(), u.key))[:k]
     out = []
@@ -353,4 +374,3 @@ def recall(
     )
     ranked = (scorer or HybridScorer()).rank(hits, store=store, seeds=seeds, now=now)
     return ranked[:k]
-

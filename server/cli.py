@@ -186,6 +186,11 @@ def build_parser() -> argparse.ArgumentParser:
     when = s.add_mutually_exclusive_group()
     when.add_argument("--valid-at", type=_time, help="only memories valid at this time")
     when.add_argument("--current", action="store_true", help="only memories valid now")
+    when.add_argument(
+        "--as-of",
+        type=_time,
+        help="answer as the store would have at this time (nothing learned later)",
+    )
     s.add_argument(
         "--sessions",
         action="store_true",
@@ -238,6 +243,11 @@ def build_parser() -> argparse.ArgumentParser:
     )
     cx.add_argument("--activity", type=_choice(Activity), help="override the inferred activity")
     cx.add_argument("--budget", type=_positive_int, help="total tokens (default 8000)")
+    cx.add_argument(
+        "--as-of",
+        type=_time,
+        help="assemble it as the store would have at this time (nothing learned later)",
+    )
     cx.add_argument("--json", action="store_true")
 
     ig = sub.add_parser(
@@ -368,13 +378,16 @@ def cmd_remember(store: MemoryStore, a: argparse.Namespace) -> int:
 
 
 def cmd_search(store: MemoryStore, a: argparse.Namespace) -> int:
-    from predictive.retrieval import recall
+    from predictive.retrieval import find
+    from storage.sessions import SessionStore
 
     if a.sessions:
         return _search_sessions(store, a)
-    pending = store.pending_embeddings()
-    if pending:
+    if store.pending_embeddings():
         store.embed_pending(progress=_progress("embedding"))
+    sessions = SessionStore(store)
+    if sessions.pending_embeddings():
+        sessions.embed_pending(progress=_progress("embedding messages"))
     filters = MemoryFilter(
         kinds=a.kind,
         anchors=a.anchor,
@@ -382,16 +395,18 @@ def cmd_search(store: MemoryStore, a: argparse.Namespace) -> int:
         include_archived=a.archived,
         valid_at=time.time() if a.current else a.valid_at,
     )
-    results = recall(
+    results = find(
         store,
         " ".join(a.query),
         filters=filters,
         k=a.limit,
         mode=a.mode,
+        as_of=a.as_of,
         min_similarity=a.min_similarity,
     )
-    if results:
-        store.record_accesses([r.memory.id for r in results], "retrieval", context="cli search")
+    ids = [r.memory.id for r in results if r.memory is not None]
+    if ids:
+        store.record_accesses(ids, "retrieval", context="cli search")
     if a.json:
         _print_json([r.to_dict() for r in results])
         return EXIT_OK
@@ -400,12 +415,15 @@ def cmd_search(store: MemoryStore, a: argparse.Namespace) -> int:
         return EXIT_OK
     for r in results:
         m = r.memory
-        flags = " (archived)" if m.archived else ""
-        flags += " (superseded)" if m.superseded_by else ""
-        anchors = " ".join(str(x) for x in m.anchors[:4])
-        print(f"#{m.id:<6} {m.kind.value:<10} {r.score:.3f}  {_one_line(m.text, 80)}{flags}")
-        if anchors:
-            print(f"{'':18}{anchors}")
+        flags = ""
+        if m is not None:
+            flags += " (archived)" if m.archived else ""
+            flags += " (superseded)" if m.superseded_by else ""
+        ref = f"#{m.id}" if m is not None else "-"
+        print(f"{ref:<7} {r.kind:<12} {r.score:.3f}  {_one_line(r.label, 78)}{flags}")
+        print(f"{'':21}{r.provenance.kind}: {r.provenance}")
+        if r.snippet and (m is None or r.snippet != _one_line(m.text, 280)):
+            print(f"{'':21}{_one_line(r.snippet, 78)}")
     return EXIT_OK
 
 
@@ -769,6 +787,7 @@ def cmd_context(store: MemoryStore, a: argparse.Namespace) -> int:
             activity=a.activity,
             budget=a.budget,
             root=str(root),
+            as_of=a.as_of,
         )
     )
     if a.json:

@@ -308,3 +308,12 @@ def structure(value: Any, cls: type[T]) -> T:
 def unstructure(obj: Any) -> Any:
     """A dataclass as JSON-ready data with camelCase keys."""
     return CONVERTER.unstructure(obj)
+
+
+def camel_keys(value: Any) -> Any:
+    """A JSON-ready value with every dictionary key in camelCase, at any depth."""
+    if isinstance(value, Mapping):
+        return {camel(k) if isinstance(k, str) else k: camel_keys(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [camel_keys(v) for v in value]
+    return value

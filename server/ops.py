@@ -118,20 +118,30 @@ def remember(project: Project, a: RememberArgs, rel: str | None) -> dict[str, An
 
 
 def search(project: Project, a: SearchArgs) -> dict[str, Any]:
+    """One search over memories and conversations; each result names its source."""
+    from predictive.retrieval import find
+
     store = _store(project)
     filters = MemoryFilter(
         kinds=[Kind(k) for k in a.kinds],
         anchors=_anchors(a.anchors, "anchors"),
         branch=a.branch,
         include_archived=a.include_archived,
-        valid_at=None if a.include_archived else time.time(),
+        valid_at=None if a.include_archived or a.as_of is not None else time.time(),
     )
-    results = ranked_recall(
-        store, a.query, filters=filters, k=a.limit, mode=a.mode, min_similarity=a.min_similarity
+    results = find(
+        store,
+        a.query,
+        filters=filters,
+        k=a.limit,
+        mode=a.mode,
+        as_of=a.as_of,
+        min_similarity=a.min_similarity,
     )
-    if results:
+    ids = [r.memory.id for r in results if r.memory is not None]
+    if ids:
         store.record_accesses(
-            [r.memory.id for r in results],
+            ids,
             AccessKind.RETRIEVAL,
             context="lsp search",
             bump_generation=False,  # usage is logged; the cached contexts stay valid
@@ -140,8 +150,9 @@ def search(project: Project, a: SearchArgs) -> dict[str, Any]:
     for r in results:
         d = r.to_dict()
         m = r.memory
-        d.update(label=m.index_label, compressed=m.compressed, archived=m.archived)
-        out.append({_camel(k): v for k, v in d.items()})
+        if m is not None:
+            d.update(compressed=m.compressed, archived=m.archived)
+        out.append(camel_keys(d))
     return {"query": a.query, "count": len(out), "results": out}
 
 
@@ -381,6 +392,12 @@ def resolve_contradiction(project: Project, a: ResolveArgs) -> dict[str, Any]:
     out = _contradiction(store, resolved)
     out["mergedId"] = merged_id
     return out
+
+
+def camel_keys(value: Any) -> Any:
+    from server.convert import camel_keys as convert
+
+    return convert(value)
 
 
 def _camel(key: str) -> str:

@@ -67,7 +67,8 @@ def test_remember_then_search_finds_it(env: dict[str, str]) -> None:
     assert hits[0]["id"] == mid
     assert hits[0]["kind"] == "decision"
     assert hits[0]["anchors"] == ["file:src/db.py"]
-    assert {"keyword_rank", "similarity", "final_score", "ranking"} <= hits[0].keys()
+    assert hits[0]["source"] == {"source": "manual", "kind": "memory", "path": "src/db.py"}
+    assert {"unit", "label", "score", "provenance", "snippet"} <= hits[0].keys()
     text = ok(["search", "PostgreSQL"], env)
     assert f"#{mid}" in text and "PostgreSQL" in text
 

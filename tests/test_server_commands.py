@@ -172,7 +172,8 @@ async def test_search_finds_memories_by_keyword(client: LanguageClient):
     mid = await remember(client, "The retry budget for webhooks is five attempts.", kind="fact")
     found = await run(client, "search", {"query": "webhooks retry budget", "limit": 3})
     assert found["results"][0]["id"] == mid
-    assert {"finalScore", "kind", "text"} <= set(found["results"][0])
+    assert {"score", "kind", "text", "label", "provenance", "source"} <= set(found["results"][0])
+    assert found["results"][0]["source"]["kind"] == "memory"
 
 
 async def test_search_filters_by_kind(client: LanguageClient):

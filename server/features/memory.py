@@ -76,6 +76,7 @@ class SearchArgs:
     mode: Literal["hybrid", "keyword", "vector"] = "hybrid"
     include_archived: bool = False
     min_similarity: float = MIN_SIMILARITY
+    as_of: float | None = None
     folder: str | None = None
 
     def __post_init__(self) -> None:

@@ -1,7 +1,10 @@
 """Architecture decision records: Nygard and MADR files, with their supersession links.
 
 Where: the folders of :data:`DEFAULT_DIRS` (and the one named in adr-tools' ``.adr-dir``),
-searched recursively (MADR allows category subfolders) for ``*.md`` / ``*.markdown``.
+searched recursively (MADR allows category subfolders) for ``*.md`` / ``*.markdown``; and
+anywhere else in the project, files named like records (``adr-002-title.md``, ``ADR_7.md``,
+or ``0003-title.md`` in a folder whose name speaks of ADRs, decisions, architecture or RFCs)
+that read like one: a status and a decision (or a chosen option).
 
 What is read:
 
@@ -73,6 +76,15 @@ DEFAULT_DIRS: tuple[str, ...] = (
     "decisions",
 )
 ADR_DIR_FILE = ".adr-dir"  # adr-tools writes the records folder here
+# Elsewhere in the project, a file named like a record (``adr-002-….md``, ``ADR_7.md``,
+# ``0003-use-x.md`` in a folder about architecture or decisions) that reads like one
+# (a status and a decision) is one too.
+_RECORD_NAME = re.compile(r"^(?:adr|decision|dr)[-_ ]?\d{1,5}(?:[-_ .].*)?$", re.I)
+_NUMBERED_NAME = re.compile(r"^\d{3,5}[-_ ].+$")
+_RECORD_FOLDER = re.compile(r"(?:^|/)[^/]*(?:adr|decision|architecture|rfc)[^/]*(?:/|$)", re.I)
+_PRUNED = frozenset({"node_modules", "vendor", "dist", "build", "target", "venv", "site-packages"})
+MAX_WALK_DIRS = 20_000
+MAX_WALK_DEPTH = 8
 SUFFIXES = (".md", ".markdown")
 NOT_RECORDS = frozenset({"index", "readme", "toc", "contents", "summary", "adr-log", "log"})
 
@@ -709,6 +721,39 @@ def _candidates(
             skips.skip(SOURCE, str(p), "outside the project")
 
 
+def _named_like_records(root: Path, folders: list[str]) -> Iterator[str]:
+    """Files outside ``folders`` named like decision records (a bounded walk that skips
+    hidden and build folders)."""
+    inside = tuple(f.strip("/") + "/" for f in folders)
+    seen = 0
+    for here, dirs, files in os.walk(root):
+        rel_dir = Path(here).relative_to(root).as_posix()
+        rel_dir = "" if rel_dir == "." else rel_dir
+        depth = rel_dir.count("/") + 1 if rel_dir else 0
+        dirs[:] = sorted(
+            d for d in dirs if not d.startswith(".") and d not in _PRUNED and "venv" not in d
+        )
+        seen += 1
+        if depth >= MAX_WALK_DEPTH or seen >= MAX_WALK_DIRS:
+            dirs[:] = []
+        for name in sorted(files):
+            if not name.lower().endswith(SUFFIXES):
+                continue
+            rel = f"{rel_dir}/{name}" if rel_dir else name
+            if rel.startswith(inside):
+                continue
+            stem = name.rsplit(".", 1)[0]
+            if _RECORD_NAME.match(stem) or (
+                _NUMBERED_NAME.match(stem) and _RECORD_FOLDER.search(rel_dir)
+            ):
+                yield rel
+
+
+def _reads_like_record(result: _Parsed) -> bool:
+    r = result.record
+    return bool(r.status or r.chosen) and bool(r.decision or r.chosen or r.options)
+
+
 def find_records(
     root: Path,
     *,
@@ -721,7 +766,11 @@ def find_records(
     folders = _folders(root, dirs) if dirs is not None or paths is None else []
     parsed: list[_Parsed] = []
     seen: set[Path] = set()
-    for rel in _candidates(root, folders, paths, skips):
+    found = list(_candidates(root, folders, paths, skips))
+    by_name: set[str] = set()
+    if dirs is None and paths is None:
+        by_name = set(_named_like_records(root, folders))
+    for rel in found + sorted(by_name):
         path = root / rel
         real = path.resolve()
         if real in seen:
@@ -736,6 +785,8 @@ def find_records(
         result = _parse(rel, text)
         if isinstance(result, str):
             skips.skip(SOURCE, rel, result)
+        elif rel in by_name and not _reads_like_record(result):
+            skips.skip(SOURCE, rel, "named like a record, but no status and decision")
         else:
             parsed.append(result)
     return _link_all(parsed)

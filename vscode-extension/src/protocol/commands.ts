@@ -183,13 +183,29 @@ export interface RememberResult {
   memory: MemoryBrief;
 }
 
+/** Where a search result comes from: enough to open it and to cite it. */
+export interface HitSource {
+  source: string;
+  kind: 'commit' | 'decision record' | 'rule file' | 'conversation' | 'memory';
+  path?: string;
+  line?: number;
+  session?: string;
+  message?: number;
+  commit?: string;
+}
+
+/** One result per source: a conversation, a rule file, a decision record, a commit, a memory. */
 export interface SearchHit {
-  id: number;
-  kind: Kind;
+  id: number | null;
+  unit: string;
+  kind: Kind | 'conversation' | 'commit' | 'decision record' | 'rule file' | 'memory';
   text: string;
   label: string;
-  compressed: string;
-  finalScore: number;
+  snippet: string;
+  compressed?: string | null;
+  score: number;
+  source: HitSource;
+  provenance: string;
   archived: boolean;
   [key: string]: unknown;
 }

@@ -74,12 +74,12 @@ interface HitItem extends vscode.QuickPickItem {
   id: number;
 }
 
-function hitItem(hit: SearchHit): HitItem {
+function hitItem(hit: SearchHit & { id: number }): HitItem {
   return {
     id: hit.id,
     label: `$(${kindIcon(hit.kind)}) ${firstLine(hit.label || hit.text)}`,
-    description: `#${hit.id} · ${hit.kind} · ${hit.finalScore.toFixed(2)}`,
-    detail: firstLine(hit.compressed || hit.text, 200),
+    description: `#${hit.id} · ${hit.kind} · ${hit.score.toFixed(2)} · ${hit.provenance}`,
+    detail: firstLine(hit.snippet || hit.compressed || hit.text, 200),
     alwaysShow: true, // the server ranks; the quick pick must not filter by label
   };
 }
@@ -113,7 +113,9 @@ export async function searchMemory(s: Services): Promise<void> {
           if (running !== source) {
             return;
           }
-          pick.items = result.results.map(hitItem);
+          pick.items = result.results
+            .filter((h): h is SearchHit & { id: number } => h.id !== null)
+            .map(hitItem);
           if (result.count === 0) {
             pick.items = [];
           }

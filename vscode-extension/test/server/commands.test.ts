@@ -120,8 +120,10 @@ describe('search, recall, explore', () => {
     const top = found.results[0];
     assert.ok(top);
     assert.equal(top.id, id);
-    assert.equal(typeof top.finalScore, 'number');
+    assert.equal(typeof top.score, 'number');
     assert.ok(top.label && top.text && top.kind);
+    assert.equal(top.source.kind, 'memory');
+    assert.equal(typeof top.provenance, 'string');
   });
 
   test('search filters by kind', async () => {

@@ -178,7 +178,7 @@ describe('livingMemory/diagnosticsChanged', () => {
       'a captured fix',
     );
     const memory = found.results[0];
-    assert.ok(memory);
+    assert.ok(memory && memory.id !== null);
     const full = await server.api.recall({ id: memory.id, level: 'full', folder: fileUri(repo) });
     assert.ok(full.anchors.includes('file:src/home.py'));
     assert.ok(full.anchors.some((a) => a.startsWith('error:')));

@@ -1,0 +1,223 @@
+"""One search over everything: memories and conversation passages, collapsed by source, each
+result with its provenance; ``--as-of``; results that do not depend on ``-n``."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from predictive.ingest import run as ingest
+from predictive.mentions import FileIndex, count
+from predictive.retrieval import find
+from storage import MemoryStore
+from storage.passages import MAX_CHARS, split
+from tests.project_fixtures import make_adr_records, make_git_repo, make_rule_files
+from tests.test_cli import ok
+
+# A SpecStory export: the fix sits deep in a long assistant answer, far from the title.
+FILLER = "\n\n".join(
+    f"Step {n}: I looked at the engine module and the configuration loader once more." * 3
+    for n in range(30)
+)
+SESSION = """## SpecStory
+
+## Debugging the result limit (26/02/2025, 18:28:08)
+
+_**User**_
+
+The CLI prints three hits when I ask for one. Please look.
+
+---
+
+_**Assistant**_
+
+{filler}
+
+The culprit was a clamp in `src/app/cli.py`: `max(min_value, int(value))` overrode the user's
+explicit value. I removed the clamp so an explicit --limit is honoured exactly.
+
+---
+
+_**User**_
+
+thanks, that fixed it
+"""
+
+LATER = """## SpecStory
+
+## Packaging the wheel (03/03/2025, 09:00:00)
+
+_**User**_
+
+Build the wheel with hatch and publish the zebra release notes.
+
+---
+
+_**Assistant**_
+
+Done: the wheel builds with hatch; the zebra release notes are in CHANGELOG.md.
+"""
+
+
+def _project(tmp_path: Path) -> Path:
+    repo = make_git_repo(tmp_path)
+    root = repo.root
+    make_adr_records(root)
+    make_rule_files(root)
+    (root / "src" / "app").mkdir(parents=True, exist_ok=True)
+    (root / "src" / "app" / "cli.py").write_text("def main():\n    pass\n")
+    subprocess.run(["git", "-C", str(root), "add", "-A"], check=True)
+    subprocess.run(
+        [
+            "git",
+            "-C",
+            str(root),
+            "-c",
+            "user.name=T",
+            "-c",
+            "user.email=t@e",
+            "commit",
+            "-qm",
+            "cli",
+        ],
+        check=True,
+    )
+    hist = root / ".specstory" / "history"
+    hist.mkdir(parents=True)
+    (hist / "2025-02-26_18-28-debugging-the-result-limit.md").write_text(
+        SESSION.format(filler=FILLER)
+    )
+    (hist / "2025-03-03_09-00-packaging-the-wheel.md").write_text(LATER)
+    return root
+
+
+@pytest.fixture
+def project_store(tmp_path: Path, store: MemoryStore) -> tuple[Path, MemoryStore]:
+    root = _project(tmp_path)
+    ingest(store, root=root, options={"sources": ["all"]})
+    return root, store
+
+
+def test_plain_search_finds_a_fix_inside_a_long_conversation(
+    env: dict[str, str], tmp_path: Path
+) -> None:
+    root = _project(tmp_path)
+    ok(["ingest"], env, cwd=root)
+    hits = json.loads(ok(["search", "explicit limit clamp honoured", "--json"], env, cwd=root))
+    top = hits[0]
+    assert top["kind"] == "episode" and top["source"]["kind"] == "conversation"
+    assert top["source"]["session"] == "2025-02-26_18-28-debugging-the-result-limit"
+    assert top["source"]["path"].endswith("2025-02-26_18-28-debugging-the-result-limit.md")
+    assert isinstance(top["source"]["message"], int)
+    assert "max(min_value, int(value))" in top["snippet"]
+    text = ok(["search", "explicit limit clamp honoured"], env, cwd=root)
+    assert "conversation: " in text and "debugging-the-result-limit" in text
+
+
+def test_every_result_names_its_source(project_store: tuple[Path, MemoryStore]) -> None:
+    _, store = project_store
+    seen_kinds = set()
+    for query in ("database decision postgres", "tests conventions", "limit clamp", "commit"):
+        for r in find(store, query, k=20):
+            d = r.to_dict()
+            src = d["source"]
+            seen_kinds.add(src["kind"])
+            assert src["source"] and src["kind"] and d["label"] and d["provenance"]
+            if src["kind"] == "commit":
+                assert len(src["commit"]) >= 7
+            elif src["kind"] in ("decision record", "rule file"):
+                assert src["path"] and not src["path"].startswith("/")
+            elif src["kind"] == "conversation":
+                assert src["session"] and src["path"]
+    assert {"commit", "decision record", "rule file", "conversation"} <= seen_kinds
+
+
+def test_hits_of_one_source_collapse_into_one_result(
+    project_store: tuple[Path, MemoryStore],
+) -> None:
+    _, store = project_store
+    found = find(store, "engine module configuration loader step", k=10)
+    units = [r.unit for r in found]
+    assert len(units) == len(set(units))
+    top = found[0]
+    assert top.unit.startswith("session:specstory:") and len(top.passage_ids) > 1
+
+
+def test_results_do_not_depend_on_how_many_are_asked(
+    project_store: tuple[Path, MemoryStore],
+) -> None:
+    _, store = project_store
+    for query in ("postgres decision", "limit clamp explicit value", "hatch wheel release"):
+        few = [r.unit for r in find(store, query, k=2)]
+        many = [r.unit for r in find(store, query, k=25)]
+        assert few == many[:2]
+
+
+def test_as_of_leaves_out_what_was_learned_later(
+    project_store: tuple[Path, MemoryStore],
+) -> None:
+    _, store = project_store
+    now = find(store, "zebra release notes hatch wheel", k=5)
+    assert "packaging-the-wheel" in (now[0].provenance.session or "")
+    before = find(store, "zebra release notes hatch wheel", k=5, as_of=1_740_700_000.0)
+    assert all("packaging-the-wheel" not in (r.provenance.session or "") for r in before)
+    assert all(r.memory is None or r.memory.valid_from <= 1_740_700_000.0 for r in before)
+
+
+def test_cli_context_as_of_excludes_later_conversations(
+    env: dict[str, str], tmp_path: Path
+) -> None:
+    root = _project(tmp_path)
+    ok(["ingest"], env, cwd=root)
+    later = json.loads(ok(["context", "CHANGELOG.md", "--json"], env, cwd=root))
+    labels = [i["label"] or "" for i in later["items"]]
+    assert any("Packaging the wheel" in x for x in labels)
+    early = json.loads(
+        ok(["context", "CHANGELOG.md", "--as-of", "2025-03-01", "--json"], env, cwd=root)
+    )
+    assert not any("Packaging the wheel" in (i["label"] or "") for i in early["items"])
+
+
+def test_a_conversation_is_a_memory_anchored_to_the_files_it_mentions(
+    project_store: tuple[Path, MemoryStore],
+) -> None:
+    _, store = project_store
+    m = store.find_by_source("chat:specstory", "2025-02-26_18-28-debugging-the-result-limit")
+    assert m is not None and m.kind.value == "episode"
+    assert "file:src/app/cli.py" in [str(a) for a in m.anchors]
+    assert m.metadata["mentions"]["src/app/cli.py"] == 1
+    assert m.index_label == "conversation: Debugging the result limit"
+
+
+def test_passages_cut_long_text_at_boundaries() -> None:
+    text = "\n\n".join(f"Paragraph {n} " + "word " * 60 for n in range(20))
+    parts = split(text)
+    assert len(parts) > 1 and all(len(p) <= MAX_CHARS * 1.3 for _, p in parts)
+    for offset, piece in parts:
+        assert text[offset : offset + len(piece)] == piece
+    assert all(p.startswith("Paragraph") for _, p in parts)
+    assert split("short") == [(0, "short")] and split("  \n ") == []
+    assert split("x" * 2500)[1][0] == MAX_CHARS  # no boundary at all: cut at the limit
+
+
+def test_file_mentions_resolve_base_names_and_paths() -> None:
+    files = FileIndex(["src/a/engine.py", "src/b/engine.py", "src/a/cli.py", "README.md"])
+    assert files.resolve("cli.py") == ["src/a/cli.py"]
+    assert files.resolve("b/engine.py") == ["src/b/engine.py"]
+    assert sorted(files.resolve("engine.py")) == ["src/a/engine.py", "src/b/engine.py"]
+    assert files.resolve("c/engine.py") == []
+    counts = count(["see `cli.py` and @README.md, then src/a/cli.py; notcli.pyx"], files)
+    assert counts == {"src/a/cli.py": 2, "README.md": 1}
+
+
+def test_search_rejects_bad_input(store: MemoryStore) -> None:
+    from storage import InvalidInput
+
+    with pytest.raises(InvalidInput, match="empty"):
+        find(store, "   ")
+    with pytest.raises(InvalidInput, match="at least 1"):
+        find(store, "x", k=0)
+    assert find(store, "nothing stored yet") == []
