@@ -424,7 +424,8 @@ MAX_SESSION_FILES = 40
 
 def session_unit(conv: Conversation, summary: str, mentions: Counter[str]) -> NewMemory:
     """The conversation itself as one memory (an episode): what it was about, anchored to the
-    project files it talks about; ``metadata.mentions`` says how often it names each."""
+    project files it talks about; ``metadata.mentions`` says how often it names each (a
+    mention in a user's request counts more), ``metadata.chars`` how long it is."""
     top = mentions.most_common(MAX_SESSION_FILES)
     anchors = [Anchor(AnchorType.FILE, p) for p, _ in top]
     anchors.append(Anchor(AnchorType.TAG, f"chat-{conv.tool}"))
@@ -454,5 +455,6 @@ def session_unit(conv: Conversation, summary: str, mentions: Counter[str]) -> Ne
             "sessionTitle": conv.title,
             "origin": conv.origin,
             "mentions": dict(top),
+            "chars": sum(len(m.text) for m in conv.messages),
         },
     )

@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import logging
 import math
+import re
 import threading
 import time
 from collections import OrderedDict
@@ -67,6 +68,10 @@ CONVERSATION_HITS = 5  # session-first message hits whose extracted memories joi
 CONVERSATION_WINDOW = 3  # memories extracted within this many messages of a hit
 BACKGROUND_KINDS = (Kind.CONVENTION, Kind.WORKFLOW, Kind.SUMMARY)
 MAX_QUERY_WORDS = 16
+RELEVANCE_SHARE = 0.75
+CONVERSATION_BY_WORDS = 0.6
+CHAT_ITEM_FILE = 0.75
+CHAT_ITEM_INDIRECT = 0.5
 RENDER_CACHE_SIZE = 5_000
 MAX_ANCHORED = 120
 MAX_POINTERS = 60
@@ -144,15 +149,37 @@ def _label(m: Memory) -> str:
 
 
 def mention_strength(m: Memory, path: str) -> float:
-    """How strongly a memory that mentions ``path`` n times (a conversation) is tied to it:
-    once 0.65, five times 0.82, twenty and more 1.0; 1.0 when it does not count mentions."""
-    mentions = m.metadata.get("mentions") if isinstance(m.metadata, dict) else None
+    """How strongly a memory that counts its mentions of files (a conversation) is tied to
+    ``path``: more (weighted) mentions, fewer for a longer conversation, more when its title
+    names the file; 1.0 for a memory that does not count mentions."""
+    meta = m.metadata if isinstance(m.metadata, dict) else {}
+    mentions = meta.get("mentions")
     if not isinstance(mentions, dict):
         return 1.0
     n = mentions.get(path)
-    if not isinstance(n, int | float) or n <= 0:
-        return 0.6
-    return min(1.0, 0.55 + 0.15 * math.log1p(n))
+    n = n if isinstance(n, int | float) and n > 0 else 0
+    chars = meta.get("chars")
+    length = chars if isinstance(chars, int | float) and chars > 0 else 1000
+    title = str(meta.get("sessionTitle") or meta.get("session") or "").lower()
+    stem = [t for t in re.split(r"[_\-.\s]+", Path(path).stem.lower()) if len(t) > 1]
+    x = math.log1p(n) - 0.2 * math.log(max(length, 1000) / 1000)
+    if stem and all(t in title for t in stem):
+        x += 0.5
+    return max(0.3, min(1.0, 0.35 + 0.2 * x))
+
+
+def _route_weight(m: Memory, reason: str) -> float:
+    """A whole conversation is tied to a file by how it talks about it (its mentions), not by
+    sharing words with the file's name; an item extracted from one turn of a conversation
+    names files in passing, so its file anchor counts less than a commit's or a rule's."""
+    from_chat = m.source.startswith("chat:")
+    if not from_chat:
+        return 1.0
+    if isinstance(m.metadata, dict) and m.metadata.get("unit") == "session":
+        return 1.0 if reason in ("file", "paired", "error", "branch") else CONVERSATION_BY_WORDS
+    if reason in ("file", "paired"):
+        return CHAT_ITEM_FILE
+    return CHAT_ITEM_INDIRECT if reason in ("module", "import", "package", "tag") else 1.0
 
 
 @dataclass
@@ -367,7 +394,7 @@ class ContextEngine:
 
         def add(m: Memory, relevance: float, reason: str) -> None:
             c = cands.setdefault(m.id, _Cand(m))
-            c.relevance = max(c.relevance, relevance)
+            c.relevance = max(c.relevance, relevance * _route_weight(m, reason))
             c.reasons.add(reason)
 
         # Embed the search query on the side (onnxruntime releases the GIL) while the
@@ -435,12 +462,14 @@ class ContextEngine:
             for i, c in cands.items()
             if not c.memory.archived
             and (c.memory.valid_to is None or c.memory.valid_to > now)
-            and (request.as_of is None or c.memory.valid_from <= now)
+            and (request.as_of is None or c.memory.valid_from < now)
         }
         tiers: dict[Tier, list[Candidate]] = {t: [] for t in TIERS}
         scored: dict[int, float] = {}
         for mid, c in cands.items():
-            s, _ = self.scorer.score(c.memory, c.relevance, now=now)
+            prior, _ = self.scorer.score(c.memory, c.relevance, now=now)
+            # How strongly it is tied to this file decides; usage, age and kind nudge.
+            s = RELEVANCE_SHARE * c.relevance + (1 - RELEVANCE_SHARE) * prior
             scored[mid] = s
             tier = self._tier_of(c, now)
             renderings = self._renderings(c.memory)

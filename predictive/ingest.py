@@ -43,6 +43,7 @@ SOURCES = ("git", "adr", "rules", "chats")
 FIRST_RUN_SOURCES = ("git", "adr", "rules")
 TOOLS = ("cursor", "specstory", "copilot", "claude", "codex")
 BATCH = 64
+USER_MENTION_WEIGHT = 3
 
 Progress = Callable[..., None]
 
@@ -383,7 +384,12 @@ class _Run:
         of it is superseded."""
         if self._files is None:
             self._files = FileIndex.of_project(self.root)
-        mentions = count_mentions((m.text for m in conv.messages), self._files)
+        # A file the user names in a request says more than one an answer lists.
+        mentions = count_mentions((m.text for m in conv.messages if m.role != "user"), self._files)
+        for path, n in count_mentions(
+            (m.text for m in conv.messages if m.role == "user"), self._files
+        ).items():
+            mentions[path] += USER_MENTION_WEIGHT * n
         new = session_unit(conv, summary, mentions)
         old = self.store.find_by_source(new.source, conv.external_id)
         result = self.store.add(new)

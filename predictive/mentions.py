@@ -12,6 +12,24 @@ from pathlib import Path, PurePosixPath
 # A file-like token: optional directories, a name, an extension of letters (1–8).
 _FILE_TOKEN = re.compile(r"(?<![\w/.-])@?((?:[\w.-]+/)*[\w-][\w.-]*\.[A-Za-z][A-Za-z0-9]{0,7})\b")
 MAX_FILES = 200_000
+# Lines that are a tool's output rather than someone talking about a file: tables, stack
+# frames, linter and test-runner reports, tree and box drawings, git status and diffstat,
+# bare path listings. A file named only there was not discussed.
+_TOOL_OUTPUT = re.compile(
+    r"^\s*\|"  # tables (search results, grep hits)
+    r"|^\s*File \""  # stack frames
+    r"|Traceback \(most recent call last\)"
+    r"|\S+\.\w{1,8}:\d+(?::\d+)?(?::|\s*$|\s+(?:error|warning|note)\b)"  # path:line[:col]
+    r"|^\s*-->\s"
+    r"|,line=\d+,col=\d+"  # GitHub annotations (::error file=…,line=…,col=…)
+    r"|\S+\.\w{1,8}::\w"  # test ids
+    r"|^\s*[│╭╰┃┏┗┡└├┌┐┘┤┬┴┼═║]"  # boxes and trees
+    r"|^\s*(?:modified|new file|deleted|renamed):\s"  # git status
+    r"|^\s*(?:FAILED|PASSED|ERROR|SKIPPED|XFAIL|XPASS)\b"
+    r"|^\s*[@\w./\\-]+\.\w{1,8}\s*$"  # a bare path
+    r"|^\s*\S+\s+\|\s+\d+\s+[+-]*\s*$"  # diffstat
+    r"|^\s*\d+ files? (?:changed|reformatted|left unchanged)"
+)
 
 
 class FileIndex:
@@ -57,12 +75,18 @@ class FileIndex:
 
 
 def count(texts: Iterable[str], files: FileIndex) -> Counter[str]:
-    """How many times each project file is mentioned in ``texts``."""
+    """On how many lines of ``texts`` each project file is talked about (lines of tool
+    output do not count; a line naming a file twice counts once)."""
     counts: Counter[str] = Counter()
     if not files.by_name:
         return counts
     for text in texts:
-        for m in _FILE_TOKEN.finditer(text):
-            for path in files.resolve(m.group(1)):
+        for line in text.split("\n"):
+            if "." not in line or _TOOL_OUTPUT.search(line):
+                continue
+            named: set[str] = set()
+            for m in _FILE_TOKEN.finditer(line):
+                named.update(files.resolve(m.group(1)))
+            for path in named:
                 counts[path] += 1
     return counts

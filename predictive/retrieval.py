@@ -10,10 +10,11 @@ and message, or commit, and a one-line label.
 from __future__ import annotations
 
 import json
+import math
 import re
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -103,20 +104,22 @@ def _clip(text: str, n: int = SNIPPET_CHARS) -> str:
 
 
 def snippet(text: str, terms: set[str], n: int = SNIPPET_CHARS) -> str:
-    """The stretch of ``text`` (about ``n`` characters) that holds most of the query's words."""
+    """The stretch of ``text`` (about ``n`` characters) that holds most of the query's words
+    (``terms``: their first five letters)."""
     flat = " ".join(text.split())
     if len(flat) <= n or not terms:
         return _clip(flat, n)
-    words = [(m.start(), m.group(0).lower()) for m in _WORD.finditer(flat)]
-    best, best_at = -1, 0
-    for i, (at, _) in enumerate(words):
-        window = {w for a, w in words[i : i + 60] if a < at + n}
-        hits = sum(1 for t in terms if any(w.startswith(t) for w in window))
-        if hits > best:
-            best, best_at = hits, at
-    start = max(0, flat.rfind(" ", 0, max(0, best_at - 40)) + 1) if best_at > 40 else 0
-    piece = flat[start : start + n]
-    return ("…" if start else "") + _clip(piece, n)
+    hits = [(m.start(), m.group(0)[:5].lower()) for m in _WORD.finditer(flat)]
+    hits = [(at, w) for at, w in hits if w in terms]
+    best, best_at, j = 0, 0, 0
+    for i, (at, _) in enumerate(hits):
+        while hits[j][0] < at - n + 40:
+            j += 1
+        found = len({w for _, w in hits[j : i + 1]})
+        if found > best:
+            best, best_at = found, hits[j][0]
+    start = flat.rfind(" ", 0, max(0, best_at - 40)) + 1 if best_at > 40 else 0
+    return ("…" if start else "") + _clip(flat[start : start + n], n)
 
 
 def label_of(m: Memory) -> str:
@@ -254,7 +257,7 @@ def find(
         if s > u.memory_score:
             u.memory, u.memory_score = m, s
             if s > u.snippet_score:
-                u.snippet, u.snippet_score = snippet(m.text, terms), s
+                u.snippet, u.snippet_score = m.text, s
                 if prov.line is not None or prov.message is not None:
                     u.provenance = prov
     if passages:
@@ -282,7 +285,7 @@ def find(
             u.scores.append(s)
             u.passage_ids.append(p.passage_id)
             if s > u.snippet_score:
-                u.snippet, u.snippet_score, u.provenance = snippet(p.text, terms), s, prov
+                u.snippet, u.snippet_score, u.provenance = p.text, s, prov
         _attach_session_memories(store, units)
     ranked = sorted(units.values(), key=lambda u: (-u.total(), u.key))[:k]
     out = []
@@ -295,7 +298,7 @@ def find(
                 label=label_of(m) if m is not None else _clip(u.snippet, 80),
                 kind=m.kind.value if m is not None else u.provenance.kind,
                 provenance=u.provenance,
-                snippet=u.snippet,
+                snippet=snippet(u.snippet, terms),
                 memory=m,
                 memory_ids=u.memory_ids,
                 passage_ids=u.passage_ids,
@@ -306,9 +309,8 @@ def find(
 
 
 def _as_of(filters: MemoryFilter, at: float) -> MemoryFilter:
-    from dataclasses import replace
-
-    return replace(filters, valid_at=at)
+    """What was known before ``at`` (a memory learned at that very instant was not yet)."""
+    return replace(filters, valid_at=math.nextafter(at, -math.inf))
 
 
 def _conversations_apply(filters: MemoryFilter) -> bool:

@@ -209,8 +209,17 @@ def test_file_mentions_resolve_base_names_and_paths() -> None:
     assert files.resolve("b/engine.py") == ["src/b/engine.py"]
     assert sorted(files.resolve("engine.py")) == ["src/a/engine.py", "src/b/engine.py"]
     assert files.resolve("c/engine.py") == []
-    counts = count(["see `cli.py` and @README.md, then src/a/cli.py; notcli.pyx"], files)
-    assert counts == {"src/a/cli.py": 2, "README.md": 1}
+    talk = "see `cli.py` and @README.md, then src/a/cli.py; notcli.pyx\nFix cli.py next."
+    tool_output = (
+        "| src/a/cli.py | 3 |\n"
+        "src/a/cli.py:12:5: E501 line too long\n"
+        '  File "src/a/cli.py", line 3, in main\n'
+        "├── cli.py\n"
+        "src/a/cli.py\n"
+        "modified:   src/a/cli.py\n"
+        "FAILED tests/test_cli.py::test_main"
+    )
+    assert count([talk, tool_output], files) == {"src/a/cli.py": 2, "README.md": 1}
 
 
 def test_search_rejects_bad_input(store: MemoryStore) -> None:
