@@ -84,6 +84,11 @@ def evaluate(items: list[dict[str, Any]]) -> dict[str, Any]:
 def main(argv: list[str] | None = None) -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--verbose", "-v", action="store_true", help="list every extracted item")
+    p.add_argument(
+        "--devset-workspace",
+        type=Path,
+        help="also score the dev set's conversations (a workspace built by bench_devset)",
+    )
     a = p.parse_args(argv)
     items = load()
     print(machine_line())
@@ -110,7 +115,76 @@ def main(argv: list[str] | None = None) -> None:
             f"→ precision {res['precision']}; found {res['found']} of {res['expected']} "
             f"expected → recall {res['recall']}"
         )
+    if a.devset_workspace is not None:
+        dev = results["devset"] = evaluate_devset(a.devset_workspace)
+        if a.verbose:
+            for r in dev["rows"]:
+                print(f"  {r[2]!s:<5} {r[1]:<10} {' '.join(r[3].split())[:90]}")
+        print(
+            f"devset    {dev['conversations']:>3} conversations: kept {dev['kept']}, "
+            f"{dev['right']} right, {dev['wrong']} wrong, {dev['unlabelled']} unlabelled "
+            f"→ precision {dev['precision']}; found {dev['found']} of {dev['expected']} expected "
+            f"in the sample → recall {dev['recall']}"
+        )
     write_result("extraction", {"machine": machine(), **results})
+
+
+
+DEVSET_LABELS = Path(__file__).resolve().parent / "data" / "devset_extraction_labels.json"
+
+
+def evaluate_devset(workspace: Path, labels_path: Path = DEVSET_LABELS) -> dict[str, Any]:
+    """Precision over every item kept from the dev set's conversations (hand labels), recall
+    over the knowledge expected in a sample of them."""
+    from predictive.conversations import extract
+    from storage.sources.records import SkipLog
+    from storage.sources.specstory import read
+
+    labels = json.loads(labels_path.read_text(encoding="utf-8"))
+    kept_labels: dict[str, bool] = labels["kept"]
+    convs = list(read(workspace, paths=None, all_workspaces=True, skips=SkipLog()))
+    right = wrong = unlabelled = 0
+    rows = []
+    kept_by_session: dict[str, list[Any]] = {}
+    for conv in convs:
+        for c in extract(conv).kept:
+            kept_by_session.setdefault(conv.external_id, []).append(c)
+            text = c.memory.text
+            label = next(
+                (
+                    v
+                    for k, v in kept_labels.items()
+                    if k.split("|", 1)[0] == c.memory.source_id
+                    and text.startswith(k.split("|", 1)[1])
+                ),
+                None,
+            )
+            if label is None:
+                unlabelled += 1
+            elif label:
+                right += 1
+            else:
+                wrong += 1
+            rows.append((c.memory.source_id, c.memory.kind.value, label, text))
+    found = 0
+    for e in labels["expected"]:
+        found += any(
+            c.memory.kind.value in e["kinds"] and e["contains"].lower() in c.memory.text.lower()
+            for c in kept_by_session.get(e["session"], [])
+        )
+    judged = right + wrong
+    return {
+        "conversations": len(convs),
+        "kept": len(rows),
+        "right": right,
+        "wrong": wrong,
+        "unlabelled": unlabelled,
+        "precision": round(right / judged, 3) if judged else None,
+        "expected": len(labels["expected"]),
+        "found": found,
+        "recall": round(found / len(labels["expected"]), 3),
+        "rows": rows,
+    }
 
 
 if __name__ == "__main__":

@@ -51,8 +51,9 @@ _FIX_WORDS = re.compile(
 )
 _CONFIRM = re.compile(
     r"^\W*(thanks?|thank you|perfect|great|awesome|nice|works|it works|that worked|"
-    r"that fixed|fixed|solved|yes[,!. ]|ok(?:ay)?[,!. ]|lgtm|cool)\b|\b(works now|that did it|"
-    r"that fixed it|it'?s working|problem solved)\b",
+    r"that fixed|fixed|solved|yes[,!. ]|ok(?:ay)?[,!. ]|lgtm|cool)\b|\b((?:works|compiles|builds|"
+    r"passes|runs) now|that did it|that was it|that fixed it|it'?s working|problem solved|"
+    r"thanks?|thank you)\b",
     re.I,
 )
 _STILL_BROKEN = re.compile(
@@ -83,12 +84,40 @@ _CORRECTION = re.compile(
     re.I,
 )
 _PREFERENCE = re.compile(
-    r"\b(i (?:prefer|like|want|'d rather|would rather)|please (?:use|always|never|don'?t|avoid|"
-    r"keep|write)|we prefer|our preference|i don'?t like)\b",
+    r"\b(i (?:prefer|like)|i(?:'d| would) rather|please (?:always|never|don'?t|avoid|keep)|"
+    r"we prefer|our preference|i don'?t like)\b",
     re.I,
 )
+# What makes a sentence a standing rule rather than a request for the change at hand: a
+# word of generality early in it ("Always …", "From now on …", "Whenever …"), or a rule
+# about every one of a kind ("each module …", "every engine …").
+_STANDING = re.compile(
+    r"\b(always|never|from now on|going forward|whenever|every time|in general|by default|"
+    r"as a rule|consistently|don'?t ever)\b",
+    re.I,
+)
+_EVERY = re.compile(r"\b(each|every|all) (?!of (?:this|that|these|those|it|them)\b)[a-z]+", re.I)
+
+
+# "Tests must not hit the network", "Don't use relative imports": a rule stated outright.
+_STATED_RULE = re.compile(
+    r"^(?:(?:don'?t|do not|never|avoid|always)\b|(?!(?:this|that|it|there)\b)(?:[\w'-]+\s){1,3}"
+    r"(?:must|mustn'?t|may not|"
+    r"are not allowed to|is not allowed to)\b)",
+    re.I,
+)
+_PLEASE = re.compile(r"\bplease (?:use|write|name|put|call)\b", re.I)
+
+
+def _standing(sentence: str) -> bool:
+    head = " ".join(sentence.split()[:6])
+    return bool(
+        _STANDING.search(head) or _EVERY.search(sentence) or _STATED_RULE.search(sentence)
+    )
+
+
 _RULE = re.compile(
-    r"\b(always|never|must(?: not)?|mustn't|don'?t ever|do not|should(?:n't| not)?|avoid|"
+    r"\b(always|never|must(?: not)?|mustn't|don'?t|do not|should(?:n't| not)?|avoid|"
     r"prefer|make sure)\b",
     re.I,
 )
@@ -108,14 +137,63 @@ class Extraction:
         (self.kept if c.kept else self.dropped).append(c)
 
 
+# Lines that someone pasted rather than wrote: logs, tracebacks, linter and test output,
+# tables, boxes and trees, JSON.
+_PASTED = re.compile(
+    r"^\s*(?:\d{4}-\d{2}-\d{2}[ T]\d|\[?\d{2}:\d{2}:\d{2}|(?:DEBUG|INFO|WARNING|WARN|ERROR|"
+    r"CRITICAL|TRACE)\b|Traceback|File \"|\||[│╭╰┃┏┗┡└├┌┐┘┤┬┴┼═║━─]|[{\[]\s*\"|>>>|\$ |\w+:\d+:)"
+    r"|\S+\.\w{1,8}:\d+|[│┃━─]{2,}|^\s*\w*(?:Error|Warning|Exception)\b:?"
+)
+# A sentence of code, not prose.
+_CODE_LIKE = re.compile(
+    r"\b(?:def|class|import|return|async|await|lambda|const|let|var|fn)\b[^.]*[(:=]|"
+    r"[\w\]\)]\([^)]*\)\s*(?:->|:|\{)|\w+\s*=\s*[\w\[\{\"']"
+)
+REPEATED = 3
+"""A user instruction given this many times in one conversation is a standing one."""
+_STEP = re.compile(
+    r"^(?:then |now |first |next |please )?(?:run|call|execute|update|use|read)\b", re.I
+)
+_RULE_OR_STEP = re.compile(
+    r"\b(?:run|update|use|always|never|must|should|make sure|keep|remove|add)\b", re.I
+)
+PASTE_CHARS = 2_000
+"""A user message longer than this is mostly pasted: only its first and last paragraphs are
+the user's own words."""
+
+
+def _prose(text: str) -> str:
+    """A message without code blocks and without the lines pasted from a terminal or log."""
+    kept = []
+    for line in _FENCE.sub("\n", text).split("\n"):
+        stripped = line.strip()
+        if not stripped or _PASTED.search(stripped):
+            kept.append("")
+            continue
+        letters = sum(ch.isalpha() or ch.isspace() for ch in stripped)
+        kept.append(line if letters >= 0.7 * len(stripped) else "")
+    return "\n".join(kept)
+
+
 def _sentences(text: str) -> list[str]:
-    prose = _FENCE.sub(" ", text)
+    prose = _prose(text)
     out = []
     for s in _SENTENCE.split(prose):
         s = " ".join(s.split()).lstrip("-*• ").strip()
-        if 3 <= len(s.split()) <= 80:
+        if 3 <= len(s.split()) <= 80 and not _CODE_LIKE.search(s):
             out.append(s)
     return out
+
+
+def _own_words(m: ChatMessage) -> str:
+    """What the user wrote themselves: a long message is mostly a paste (a log, a document),
+    so only its first and last paragraphs count."""
+    if len(m.text) <= PASTE_CHARS:
+        return m.text
+    paras = [p for p in re.split(r"\n\s*\n", _FENCE.sub("\n\n", m.text)) if p.strip()]
+    if len(paras) <= 2:
+        return "\n\n".join(p[: PASTE_CHARS // 2] for p in paras)
+    return f"{paras[0][: PASTE_CHARS // 2]}\n\n{paras[-1][: PASTE_CHARS // 2]}"
 
 
 def _clip(text: str, n: int) -> str:
@@ -233,12 +311,13 @@ def _solutions(conv: Conversation, msgs: Sequence[ChatMessage], out: Extraction)
             continue
         reply = msgs[j]
         follow = _next(msgs, j, "user")
-        confidence = 0.3
+        # A fix is known to work when the user says so; until then it is a suggestion.
+        confidence = 0.1
         if _STRONG_ERROR.search(m.text):
             confidence += 0.15
         code = _code(reply.code_blocks, reply.text)
         if code:
-            confidence += 0.2
+            confidence += 0.1
         if _FIX_WORDS.search(reply.text):
             confidence += 0.1
         if (
@@ -246,7 +325,7 @@ def _solutions(conv: Conversation, msgs: Sequence[ChatMessage], out: Extraction)
             and _CONFIRM.search(follow.text)
             and not _STILL_BROKEN.search(follow.text)
         ):
-            confidence += 0.25
+            confidence += 0.45
         elif follow is not None and _STILL_BROKEN.search(follow.text):
             confidence -= 0.3
         err_line = _ERROR_LINE.search(m.text)
@@ -278,9 +357,11 @@ def _solutions(conv: Conversation, msgs: Sequence[ChatMessage], out: Extraction)
 
 def _decisions(conv: Conversation, msgs: Sequence[ChatMessage], out: Extraction) -> None:
     for i, m in enumerate(msgs):
-        for s in _sentences(m.text):
+        for s in _sentences(_own_words(m) if m.role == "user" else m.text):
             if _DECISION.search(s):
                 confidence = 0.7 if m.role == "user" else 0.45
+                if s.endswith(":") or len(s.split()) < 6:
+                    confidence -= 0.4  # a lead-in ("And we'll use it like so:")
                 follow = _next(msgs, i, "user") if m.role == "assistant" else None
                 if follow is not None and _AGREE.search(follow.text):
                     confidence += 0.25
@@ -310,13 +391,32 @@ def _decisions(conv: Conversation, msgs: Sequence[ChatMessage], out: Extraction)
 
 
 def _user_rules(conv: Conversation, msgs: Sequence[ChatMessage], out: Extraction) -> None:
-    for i, m in enumerate(msgs):
-        if m.role != "user":
-            continue
+    said = [(i, _sentences(_own_words(m))) for i, m in enumerate(msgs) if m.role == "user"]
+    # What the user tells the assistant again and again is how the project works.
+    times = Counter(" ".join(s.lower().split()) for _, ss in said for s in set(ss))
+    repeated: set[str] = set()
+    for i, sentences in said:
+        m = msgs[i]
         prev_assistant = any(p.role == "assistant" for p in msgs[:i])
-        sentences = _sentences(m.text)
         for k, s in enumerate(sentences):
             if s.endswith("?"):
+                continue
+            key = " ".join(s.lower().split())
+            if times[key] >= REPEATED and len(s.split()) >= 6 and _RULE_OR_STEP.search(s):
+                if key not in repeated:
+                    repeated.add(key)
+                    out.add(
+                        _memory(
+                            conv,
+                            Kind.WORKFLOW if _STEP.search(s) else Kind.CONVENTION,
+                            s,
+                            i,
+                            "repeated",
+                            0.8,
+                            [m],
+                            importance=0.7,
+                        )
+                    )
                 continue
             if k == 0 and prev_assistant and _CORRECTION.search(s):
                 text = s if len(s.split()) >= 4 else " ".join(sentences[:2])
@@ -332,12 +432,14 @@ def _user_rules(conv: Conversation, msgs: Sequence[ChatMessage], out: Extraction
                         importance=0.7,
                     )
                 )
-            elif _PREFERENCE.search(s):
+            elif _PREFERENCE.search(s) or (_PLEASE.search(s) and _standing(s)):
                 out.add(
                     _memory(conv, Kind.PREFERENCE, s, i, "preference", 0.7, [m], importance=0.6)
                 )
             elif _RULE.search(s):
                 confidence = convention_confidence(s)
+                if not _standing(s):
+                    confidence = min(confidence, 0.45)  # a request for this change, not a rule
                 out.add(
                     _memory(
                         conv, Kind.CONVENTION, s, i, "convention", confidence, [m], importance=0.6
@@ -361,6 +463,8 @@ def _workflows(conv: Conversation, msgs: Sequence[ChatMessage], out: Extraction)
         if len(cmds) < 2:
             continue
         confidence = 0.55 if m.role == "user" else 0.4
+        if m.role == "user" and len(m.text) > PASTE_CHARS:
+            confidence -= 0.3  # commands inside a pasted document or log
         follow = _next(msgs, i, "user") if m.role == "assistant" else None
         if (
             follow is not None

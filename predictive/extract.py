@@ -257,7 +257,11 @@ CONTRIBUTING_CONFIDENCE = 0.75
 
 def from_rule_item(f: RuleFile, item: RuleItem) -> Candidate:
     """A section of a rule file becomes a convention; its file's globs are its anchors."""
-    confidence = 0.9 if f.kind != "contributing" else CONTRIBUTING_CONFIDENCE
+    confidence = 0.9
+    if f.kind == "contributing":  # a guide: a section counts when something in it is a rule
+        lines = re.split(r"(?<=[.!?])\s+|\n", item.text)
+        rule_like = max((convention_confidence(x.strip(" -*")) for x in lines), default=0.0)
+        confidence = CONTRIBUTING_CONFIDENCE if rule_like >= MIN_CONFIDENCE else rule_like
     anchors = [Anchor(AnchorType.GLOB, g) for g in f.globs]
     anchors.append(Anchor(AnchorType.TAG, "rule"))
     anchors.append(Anchor(AnchorType.TAG, f.kind))

@@ -345,7 +345,7 @@ class _Run:
             if self.opts.dry_run:
                 continue
             now_ids = {mid for _, mid in stored if mid is not None}
-            for mid in self.store.source_ids("rules", prefix=f"{f.path}:").values():
+            for mid in self.store.ids_from_source("rules", prefix=f"{f.path}:"):
                 if mid not in now_ids:
                     self.store.archive(mid, reason=f"no longer in {f.path}")
                     report.archived += 1
@@ -354,7 +354,7 @@ class _Run:
             for path in set(state) - seen:
                 if state[path] == "removed":
                     continue
-                for mid in self.store.source_ids("rules", prefix=f"{path}:").values():
+                for mid in self.store.ids_from_source("rules", prefix=f"{path}:"):
                     self.store.archive(mid, reason=f"{path} was removed")
                     report.archived += 1
                 new_state[path] = "removed"

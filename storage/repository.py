@@ -777,6 +777,18 @@ class MemoryStore:
         )
         return {sid: mid for sid, mid in rows}
 
+    def ids_from_source(self, source: str, *, prefix: str = "") -> list[int]:
+        """Every current (not archived) memory from ``source`` whose source_id starts with
+        ``prefix`` — several when an edited section kept its place."""
+        return [
+            r[0]
+            for r in self.conn.execute(
+                "SELECT id FROM memories WHERE source = ? AND source_id IS NOT NULL "
+                "AND substr(source_id, 1, ?) = ? AND archived = 0 ORDER BY id",
+                (source, len(prefix), prefix),
+            )
+        ]
+
     def known_contents(self, texts: Sequence[str]) -> set[str]:
         """The texts among ``texts`` whose content is already stored (archived included)."""
         by_hash = {content_hash(redact(t)): t for t in texts}

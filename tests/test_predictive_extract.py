@@ -133,7 +133,8 @@ def test_rule_items_become_conventions_with_glob_anchors() -> None:
     assert cand.memory.kind is Kind.CONVENTION and cand.kept
     assert anchors_of(cand, AnchorType.GLOB) == {"src/api/**"}
     assert cand.memory.source_id == ".cursor/rules/api.mdc:5"
-    assert cand.memory.text == "API: Validate every request body with zod."
+    assert cand.memory.text == "API\nValidate every request body with zod."
+    assert cand.memory.index_label == "api.mdc: API"
 
 
 def test_contributing_prose_is_kept_only_when_it_reads_like_a_rule() -> None:
@@ -274,3 +275,65 @@ def test_labelled_sample_floor() -> None:
     tuned = evaluate([i for i in items if i["split"] == "tuning"])
     assert held["precision"] >= 0.8 and tuned["precision"] >= 0.9
     assert held["recall"] >= 0.5 and tuned["recall"] >= 0.9
+
+
+def test_a_request_for_one_change_is_not_a_convention() -> None:
+    c = chat(
+        ("user", "We now have you.py and youcom.py and we should only have you.py"),
+        ("assistant", "Merged them."),
+        ("user", "Now go ahead and add a command called `git pr` that opens the pull request."),
+        ("assistant", "Added."),
+        ("user", "But we shouldn't remove the old helper, just use it as a stub."),
+    )
+    assert [x for x in extract(c).kept if x.memory.kind is Kind.CONVENTION] == []
+
+
+def test_a_standing_rule_is_a_convention_that_keeps_its_message() -> None:
+    c = chat(
+        ("user", "Let me explain the setup."),
+        ("assistant", "Go on."),
+        ("user", "Each module in engines should always read its own API key variables."),
+    )
+    (conv,) = [x for x in extract(c).kept if x.memory.kind is Kind.CONVENTION]
+    assert conv.memory.source_id == "s1#2:convention"
+    assert conv.memory.metadata["messageIdx"] == 2 and conv.message_idx == 2
+
+
+def test_pasted_documents_and_logs_yield_no_rules() -> None:
+    doc = "\n\n".join(
+        [
+            "Here is the library's documentation:",
+            "Flags are always separated from your command by an isolated `--`.",
+            "You can always append `-- --help` to any command to get usage information.",
+            "Specifically, do not name your module any of the following: sys, os, re.",
+            "2025-02-25 02:37:12,913 - app.api - ERROR - You must set an API key",
+        ]
+        * 8
+    )
+    c = chat(("user", doc), ("assistant", "Thanks, noted."))
+    assert [x for x in extract(c).kept if x.memory.kind is Kind.CONVENTION] == []
+
+
+def test_an_unconfirmed_fix_is_a_suggestion_not_a_solution() -> None:
+    c = chat(
+        ("user", "ValueError: invalid literal for int() with base 10: 'x' in app/cli.py"),
+        ("assistant", "The fix is to validate the input first:\n```python\nint(v or 0)\n```"),
+        ("user", "Now let's add the export command."),
+    )
+    result = extract(c)
+    assert not [x for x in result.kept if x.memory.kind is Kind.SOLUTION]
+    assert [x for x in result.dropped if x.memory.kind is Kind.SOLUTION]
+
+
+def test_an_instruction_repeated_in_a_conversation_becomes_a_workflow() -> None:
+    step = "Then run `./cleanup.py status` to see the lints and tests, and update TODO.md."
+    c = chat(
+        ("user", f"Implement phase 1. {step}"),
+        ("assistant", "Done."),
+        ("user", f"Continue with phase 2. {step}"),
+        ("assistant", "Done."),
+        ("user", f"Go on. {step}"),
+    )
+    found = [x for x in extract(c).kept if x.rule == "repeated"]
+    assert len(found) == 1 and found[0].memory.kind is Kind.WORKFLOW
+    assert "./cleanup.py status" in found[0].memory.text
