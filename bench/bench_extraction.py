@@ -129,7 +129,6 @@ def main(argv: list[str] | None = None) -> None:
     write_result("extraction", {"machine": machine(), **results})
 
 
-
 DEVSET_LABELS = Path(__file__).resolve().parent / "data" / "devset_extraction_labels.json"
 
 

@@ -53,7 +53,7 @@ from bench.common import (
     write_result,
 )
 
-SEARCH_MODES = ("hybrid", "keyword", "vector", "hybrid+kind", "hybrid+file")
+SEARCH_MODES = ("hybrid", "keyword", "vector", "hybrid+kind", "hybrid+file", "find")
 
 
 # ---- helpers used by workers ---------------------------------------------------------------
@@ -199,8 +199,12 @@ def worker_search(args: argparse.Namespace) -> dict[str, Any]:
         m = store.find_by_source("bench", f"gen-{q['target']}")
         targets[q["target"]] = (m.id, m.anchors) if m else (None, [])
 
+    from predictive.retrieval import find
+
     def run(mode: str, q: dict[str, Any], k: int = 10):
         _mid, anchors = targets[q["target"]]
+        if mode == "find":  # what `living-memory search` runs: memories and passages, collapsed
+            return [f for f in find(store, q["text"], k=k) if f.memory is not None]
         if mode == "hybrid+kind":
             f = MemoryFilter(kinds=[Kind(q["kind"])])
             return search(store, q["text"], k=k, filters=f)
@@ -437,6 +441,8 @@ def print_report(res: dict[str, Any]) -> None:
                     lat["vector"]["p95_ms"],
                     lat["hybrid+kind"]["p95_ms"],
                     lat["hybrid+file"]["p95_ms"],
+                    lat.get("find", {}).get("p50_ms"),
+                    lat.get("find", {}).get("p95_ms"),
                     se["query_embedding"]["p50_ms"],
                     se["sanity_target_in_top10"]["hybrid"],
                 ]
@@ -454,6 +460,8 @@ def print_report(res: dict[str, Any]) -> None:
                     "vec p95",
                     "+kind p95",
                     "+file p95",
+                    "search p50",
+                    "search p95",
                     "embed p50",
                     "target@10",
                 ],

@@ -111,9 +111,7 @@ _PLEASE = re.compile(r"\bplease (?:use|write|name|put|call)\b", re.I)
 
 def _standing(sentence: str) -> bool:
     head = " ".join(sentence.split()[:6])
-    return bool(
-        _STANDING.search(head) or _EVERY.search(sentence) or _STATED_RULE.search(sentence)
-    )
+    return bool(_STANDING.search(head) or _EVERY.search(sentence) or _STATED_RULE.search(sentence))
 
 
 _RULE = re.compile(

@@ -45,7 +45,7 @@ from storage import (
 )
 from storage.search import MIN_SIMILARITY
 from storage.session_search import session_first
-from storage.sessions import SessionStore
+from storage.sessions import sessions_of
 
 log = logging.getLogger(__name__)
 
@@ -234,7 +234,7 @@ class ContextEngine:
         self._mem_cache_gen = -1
         self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="lm-query-embed")
         self._globs: tuple[int, list[tuple[int, str]]] | None = None
-        self._sessions = SessionStore(store)
+        self._sessions = sessions_of(store)
         self._session_count: tuple[int, int] | None = None
 
     # ---- public ----------------------------------------------------------------------------

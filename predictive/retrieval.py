@@ -23,7 +23,7 @@ from predictive.scoring import HybridScorer, Scored
 from storage import Kind, Memory, MemoryFilter, MemoryStore, search
 from storage.errors import InvalidInput
 from storage.session_search import PassageHit, search_passages
-from storage.sessions import SessionStore
+from storage.sessions import sessions_of
 from storage.text import fts_terms
 
 POOL = 100
@@ -33,6 +33,10 @@ MEMORY_WEIGHT = 1.0
 SUPPORT = 0.15
 """How much a unit's further evidence adds to its best hit (second hit full, then less)."""
 SNIPPET_CHARS = 280
+CURATED_SOURCES = ("rules", "adr")
+CURATED_BOOST = 1.2
+"""What a project wrote down on purpose (rule files, decision records) outranks what was said
+along the way, when both match as well."""
 _WORD = re.compile(r"\w+")
 
 # What each kind of source is called in a result.
@@ -170,6 +174,8 @@ def _prior(m: Memory, now: float) -> float:
     p = 0.9 + 0.1 * m.importance
     if m.kind in (Kind.DECISION, Kind.SOLUTION, Kind.CONVENTION):
         p += 0.03
+    if m.source in CURATED_SOURCES:
+        p *= CURATED_BOOST
     if m.valid_to is not None and m.valid_to <= now:
         p *= 0.5
     return p
@@ -243,7 +249,7 @@ def find(
             query_vector=qv,
             before=as_of,
         )
-    sessions = SessionStore(store)
+    sessions = sessions_of(store)
     origins = _origins(store)
     terms = {t[:5] for t in fts_terms(query) if len(t) > 2}
     units: dict[str, _Unit] = {}
@@ -319,7 +325,14 @@ def _conversations_apply(filters: MemoryFilter) -> bool:
 
 
 def _origins(store: MemoryStore) -> dict[tuple[str, str], str | None]:
-    """(tool, external id) → the file a conversation was read from."""
+    """(tool, external id) → the file a conversation was read from (cached until a session
+    changes)."""
+    from storage.sessions import generation
+
+    gen = generation(store.conn)
+    cached = getattr(store, "_origins_cache", None)
+    if cached is not None and cached[0] == gen:
+        return cached[1]
     out: dict[tuple[str, str], str | None] = {}
     for tool, ext, meta in store.conn.execute(
         "SELECT source_tool, external_id, metadata FROM sessions"
@@ -328,6 +341,7 @@ def _origins(store: MemoryStore) -> dict[tuple[str, str], str | None]:
             out[(tool, ext)] = json.loads(meta or "{}").get("origin")
         except ValueError:
             out[(tool, ext)] = None
+    store._origins_cache = (gen, out)  # type: ignore[attr-defined]
     return out
 
 

@@ -379,13 +379,13 @@ def cmd_remember(store: MemoryStore, a: argparse.Namespace) -> int:
 
 def cmd_search(store: MemoryStore, a: argparse.Namespace) -> int:
     from predictive.retrieval import find
-    from storage.sessions import SessionStore
+    from storage.sessions import sessions_of
 
     if a.sessions:
         return _search_sessions(store, a)
     if store.pending_embeddings():
         store.embed_pending(progress=_progress("embedding"))
-    sessions = SessionStore(store)
+    sessions = sessions_of(store)
     if sessions.pending_embeddings():
         sessions.embed_pending(progress=_progress("embedding messages"))
     filters = MemoryFilter(
@@ -429,9 +429,9 @@ def cmd_search(store: MemoryStore, a: argparse.Namespace) -> int:
 
 def _search_sessions(store: MemoryStore, a: argparse.Namespace) -> int:
     from storage.session_search import session_first
-    from storage.sessions import SessionStore
+    from storage.sessions import sessions_of
 
-    sessions = SessionStore(store)
+    sessions = sessions_of(store)
     if sessions.pending_embeddings():
         sessions.embed_pending(progress=_progress("embedding messages"))
     result = session_first(sessions, " ".join(a.query), k=a.limit, mode=a.mode)

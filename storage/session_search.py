@@ -18,7 +18,7 @@ import numpy as np
 from storage.errors import InvalidInput
 from storage.repository import MemoryStore
 from storage.search import DEFAULT_ALPHA, MIN_SIMILARITY, fuse
-from storage.sessions import Message, Session, SessionStore
+from storage.sessions import Message, Session, SessionStore, sessions_of
 from storage.text import fts_or, fts_terms
 
 MODES = ("hybrid", "keyword", "vector")
@@ -174,7 +174,7 @@ def search_messages(
 ) -> list[MessageHit]:
     """Global message search (or within ``session_ids``), best first."""
     _check(query, k, mode)
-    sessions = store if isinstance(store, SessionStore) else SessionStore(store)
+    sessions = store if isinstance(store, SessionStore) else sessions_of(store)
     qv = query_vector if query_vector is not None else _query_vector(sessions, query, mode)
     pool = max(50, 3 * k)
     kw, vec = _message_candidates(sessions, query, pool, mode, qv, session_ids)
@@ -199,7 +199,7 @@ def search_sessions(
 ) -> list[SessionHit]:
     """Sessions whose title and summary match the query, best first."""
     _check(query, k, mode)
-    sessions = store if isinstance(store, SessionStore) else SessionStore(store)
+    sessions = store if isinstance(store, SessionStore) else sessions_of(store)
     qv = query_vector if query_vector is not None else _query_vector(sessions, query, mode)
     pool = max(20, 3 * k)
     kw = (
@@ -253,7 +253,7 @@ def session_first(
     if not 0.0 <= session_weight <= 1.0:
         raise InvalidInput("session_weight must be between 0 and 1")
     started = time.perf_counter()
-    sessions = store if isinstance(store, SessionStore) else SessionStore(store)
+    sessions = store if isinstance(store, SessionStore) else sessions_of(store)
     qv = query_vector if query_vector is not None else _query_vector(sessions, query, mode)
     per_session = max(1, per_session)
     n_sessions = max(top_sessions, math.ceil(k / per_session))
@@ -334,7 +334,7 @@ def search_passages(
     """Passages of every conversation, best first: bm25 over ``passages_fts`` fused with exact
     cosine similarity. ``before``: only sessions that started before that instant."""
     _check(query, k, mode)
-    sessions = store if isinstance(store, SessionStore) else SessionStore(store)
+    sessions = store if isinstance(store, SessionStore) else sessions_of(store)
     qv = query_vector if query_vector is not None else _query_vector(sessions, query, mode)
     allowed: list[int] | None = None
     if before is not None:

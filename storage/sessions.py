@@ -120,6 +120,15 @@ def _dumps(meta: dict[str, Any]) -> str:
         return "{}"
 
 
+def sessions_of(store: MemoryStore) -> SessionStore:
+    """The store's one SessionStore, so its vector matrices are loaded once, not per search."""
+    found = getattr(store, "_session_store", None)
+    if found is None:
+        found = SessionStore(store)
+        store._session_store = found  # type: ignore[attr-defined]
+    return found
+
+
 class SessionStore:
     """Sessions and messages of one project's store (uses the store's connections)."""
 
