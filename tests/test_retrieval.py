@@ -13,6 +13,7 @@ from predictive.ingest import run as ingest
 from predictive.mentions import FileIndex, count
 from predictive.retrieval import find
 from storage import MemoryStore
+from storage.embeddings import OnnxEmbedder
 from storage.passages import MAX_CHARS, split
 from tests.project_fixtures import make_adr_records, make_git_repo, make_rule_files
 from tests.test_cli import ok
@@ -230,3 +231,35 @@ def test_search_rejects_bad_input(store: MemoryStore) -> None:
     with pytest.raises(InvalidInput, match="at least 1"):
         find(store, "x", k=0)
     assert find(store, "nothing stored yet") == []
+
+
+def test_the_real_model_finds_a_paraphrase_deep_in_a_conversation(
+    tmp_path: Path, real_embedder: OnnxEmbedder
+) -> None:
+    from storage.sessions import sessions_of
+    from storage.sources.records import ChatMessage, Conversation
+
+    long_answer = "\n\n".join(
+        [f"I checked module {n} and its configuration; nothing to change there." for n in range(30)]
+        + ["The database connection pool ran dry under load, so I raised its size to forty."]
+    )
+    conv = Conversation(
+        tool="claude",
+        external_id="pool",
+        messages=(
+            ChatMessage(0, "user", "Something is off in production again, please have a look."),
+            ChatMessage(1, "assistant", long_answer),
+        ),
+        started_at=1_700_000_000.0,
+        origin="/home/me/.claude/projects/x/pool.jsonl",
+    )
+    with MemoryStore(tmp_path / "memory.db", embedder=real_embedder) as store:
+        sessions = sessions_of(store)
+        sessions.save(conv, summary="Investigating a hang")
+        sessions.embed_pending()
+        query = "db connections exhausted"  # "connections" stems like "connection"; db ≠ database
+        (top,) = find(store, query, k=1)
+        assert top.provenance.session == "pool" and top.provenance.message == 1
+        assert "ran dry under load" in top.snippet
+        (semantic,) = find(store, "db links used up", k=1, mode="vector")  # meaning alone
+        assert semantic.provenance.message == 1 and "ran dry" in semantic.snippet
