@@ -28,8 +28,10 @@ from predictive.render import (
     topic_renderings,
 )
 from predictive.scoring import HybridScorer
+from predictive.selection import admit, place
 from predictive.signals import Activity, Diagnostic, infer_activity
 from predictive.tokens import count_tokens
+from predictive.topics import file_topics
 from storage import (
     AccessKind,
     Anchor,
@@ -224,12 +226,8 @@ class ContextEngine:
         self._cache: OrderedDict[tuple[Any, ...], AssembledContext] = OrderedDict()
         self._cache_size = cache_size
         self._lock = threading.Lock()
-        self._topics: tuple[int, list[tuple[str, int, list[int]]]] | None = None
         self._pool_cache: dict[int, tuple[list[Memory], list[Memory]]] = {}
         self._render_cache: dict[tuple[int, float], dict[Level, str]] = {}
-        self._topics_refreshing = False
-        self._refresh: Any = None  # the last background topic count (kept for its errors)
-        self._background = ThreadPoolExecutor(max_workers=1, thread_name_prefix="lm-topics")
         self._mem_cache: dict[int, Memory] = {}
         self._mem_cache_gen = -1
         self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="lm-query-embed")
@@ -305,7 +303,6 @@ class ContextEngine:
         with self._lock:
             self._cache.clear()
             self._pool_cache.clear()
-            self._topics = None
 
     # ---- assembly --------------------------------------------------------------------------
 
@@ -464,14 +461,22 @@ class ContextEngine:
             and (c.memory.valid_to is None or c.memory.valid_to > now)
             and (request.as_of is None or c.memory.valid_from < now)
         }
+        # The budget is a ceiling: only what is tied to this file (or matches it strongly).
+        admitted = admit((c.memory, c.relevance, frozenset(c.reasons)) for c in cands.values())
+        cands = {i: c for i, c in cands.items() if i in admitted}
         tiers: dict[Tier, list[Candidate]] = {t: [] for t in TIERS}
         scored: dict[int, float] = {}
         for mid, c in cands.items():
             prior, _ = self.scorer.score(c.memory, c.relevance, now=now)
+            choice = place(
+                c.memory,
+                frozenset(c.reasons),
+                recent_fix=now - c.memory.created_at <= RECENT_ERROR_SECONDS,
+            )
+            tier = choice.tier
             # How strongly it is tied to this file decides; usage, age and kind nudge.
-            s = RELEVANCE_SHARE * c.relevance + (1 - RELEVANCE_SHARE) * prior
+            s = (RELEVANCE_SHARE * c.relevance + (1 - RELEVANCE_SHARE) * prior) * choice.weight
             scored[mid] = s
-            tier = self._tier_of(c, now)
             renderings = self._renderings(c.memory)
             if tier is Tier.BACKGROUND:
                 renderings.pop(next(iter(renderings)), None)  # background never at full length
@@ -538,37 +543,6 @@ class ContextEngine:
             found += fetched
         return found
 
-    def _topic_index(self) -> list[tuple[str, int, list[int]]]:
-        """The topic index. Counting it scans the anchors (seconds at 100k), so after a write
-        the previous index is served while a fresh one is counted in the background."""
-        generation = self.store.generation()
-        with self._lock:
-            cached = self._topics
-            stale = cached is not None and cached[0] != generation
-            start = stale and not self._topics_refreshing
-            if start:
-                self._topics_refreshing = True
-        if cached is None:
-            topics = self.store.topic_counts(limit=30)
-            with self._lock:
-                self._topics = (generation, topics)
-            return topics
-        if start:
-            self._refresh = self._background.submit(self._refresh_topics, generation)
-        return cached[1]
-
-    def _refresh_topics(self, generation: int) -> None:
-        try:
-            topics = self.store.topic_counts(limit=30)
-            with self._lock:
-                if self._topics is None or self._topics[0] < generation:
-                    self._topics = (generation, topics)
-        except Exception:
-            log.warning("counting the topic index failed", exc_info=True)
-        finally:
-            with self._lock:
-                self._topics_refreshing = False
-
     def _embed_query(self, query: str) -> Any:
         emb = self.store.embedder
         return None if emb is None else emb.embed([query])[0]
@@ -600,23 +574,6 @@ class ContextEngine:
             return not branches or branch in branches
 
         return [m for m in hit[0] if keep(m)][:60], [m for m in hit[1] if keep(m)][:20]
-
-    def _tier_of(self, c: _Cand, now: float) -> Tier:
-        m = c.memory
-        local = c.reasons & {"file", "module", "paired"}
-        if m.kind is Kind.DECISION and local:
-            return Tier.CRITICAL
-        if "error" in c.reasons:
-            return Tier.CRITICAL
-        if (
-            m.kind is Kind.SOLUTION
-            and "file" in c.reasons
-            and now - m.created_at <= RECENT_ERROR_SECONDS
-        ):
-            return Tier.CRITICAL
-        if m.kind in BACKGROUND_KINDS:
-            return Tier.BACKGROUND
-        return Tier.RELEVANT
 
     def _renderings(self, m: Memory) -> dict[Level, str]:
         """A memory's lines at each level, cached until the memory changes."""
@@ -672,7 +629,7 @@ class ContextEngine:
     def _add_index(
         self, tiers: dict[Tier, list[Candidate]], cands: dict[int, _Cand], scored: dict[int, float]
     ) -> None:
-        topics = self._topic_index()
+        topics = file_topics([cands[i].memory for i in sorted(cands, key=lambda i: -scored[i])])
         rend = topic_renderings(topics)
         if rend:
             tiers[Tier.INDEX].append(Candidate("topics", 10.0, rend))

@@ -70,6 +70,7 @@ def _project(tmp_path: Path) -> Path:
     make_rule_files(root)
     (root / "src" / "app").mkdir(parents=True, exist_ok=True)
     (root / "src" / "app" / "cli.py").write_text("def main():\n    pass\n")
+    (root / "CHANGELOG.md").write_text("# Changes\n")
     subprocess.run(["git", "-C", str(root), "add", "-A"], check=True)
     subprocess.run(
         [

@@ -1,0 +1,87 @@
+"""What earns a place in a file's context, and in which tier.
+
+The context is paid for on every request, so the budget is a ceiling, not a quota: a memory
+gets in because something ties it to the file on screen (an anchor on the file, its module,
+package, imports or symbols, a rule glob that matches it, the error in it, the branch), or
+because it matches the file's topic strongly; never to fill space. Rule files that the AI tools
+load themselves (``CLAUDE.md``, ``AGENTS.md``, ``.cursorrules``, Copilot's instructions,
+always-applied Cursor rules) are not repeated. Commits count only for the files they touched.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from predictive.budget import Tier
+from storage import Kind, Memory
+
+# Reasons that tie a memory to the file itself rather than to words it shares with it.
+TIES = frozenset({"file", "paired", "module", "package", "import", "symbol", "glob", "error"})
+LOCAL = frozenset({"file", "paired", "module", "package", "symbol", "glob"})
+UNTIED_FLOOR = 0.55
+"""An untied memory (found by words or meaning alone) must be at least this relevant."""
+MAX_UNTIED = 6
+MAX_PROJECT_WIDE = 3
+"""Project-wide conventions and preferences not tied to the file: at most this many."""
+COMMIT_WEIGHT = 0.8
+"""History ranks after predicted knowledge (conversations, fixes, decisions) of equal tie."""
+ALWAYS_LOADED_KINDS = frozenset({"claude", "agents", "cursorrules", "copilot"})
+
+
+@dataclass(frozen=True)
+class Choice:
+    tier: Tier
+    weight: float = 1.0
+
+
+def loaded_by_tools(m: Memory) -> bool:
+    """A rule the AI tools read from its own file on every request."""
+    if m.source != "rules" or not isinstance(m.metadata, dict):
+        return False
+    return bool(m.metadata.get("alwaysApply") or m.metadata.get("kind") in ALWAYS_LOADED_KINDS)
+
+
+def tied(reasons: Iterable[str]) -> bool:
+    return not TIES.isdisjoint(reasons)
+
+
+def admit(
+    candidates: Iterable[tuple[Memory, float, frozenset[str]]],
+) -> set[int]:
+    """The ids of the candidates (memory, relevance, reasons) that earn a place."""
+    untied: list[tuple[float, int]] = []
+    wide: list[tuple[float, int]] = []
+    kept: set[int] = set()
+    for m, relevance, reasons in candidates:
+        if loaded_by_tools(m):
+            continue
+        if m.source == "git":  # a commit belongs to the files it touched (or the error)
+            if reasons & {"file", "paired", "error", "branch"}:
+                kept.add(m.id)
+            continue
+        if tied(reasons) or "branch" in reasons:
+            kept.add(m.id)
+        elif reasons & {"background", "preference"} and not reasons - {"background", "preference"}:
+            wide.append((m.importance, m.id))
+        elif relevance >= UNTIED_FLOOR:
+            untied.append((relevance, m.id))
+    kept.update(i for _, i in sorted(untied, reverse=True)[:MAX_UNTIED])
+    kept.update(i for _, i in sorted(wide, reverse=True)[:MAX_PROJECT_WIDE])
+    return kept
+
+
+def place(m: Memory, reasons: frozenset[str], *, recent_fix: bool) -> Choice:
+    """The tier a memory goes to, and the weight its score gets there."""
+    local = bool(reasons & LOCAL)
+    if "error" in reasons or (m.kind is Kind.SOLUTION and "file" in reasons and recent_fix):
+        return Choice(Tier.CRITICAL)
+    if m.kind is Kind.DECISION and local:
+        return Choice(Tier.CRITICAL)
+    if m.kind is Kind.CONVENTION and m.source == "rules" and local:
+        return Choice(Tier.CRITICAL)  # a rule scoped to this file (glob, folder)
+    if m.source == "git":
+        return Choice(Tier.RELEVANT, COMMIT_WEIGHT)
+    if m.kind in (Kind.CONVENTION, Kind.WORKFLOW, Kind.SUMMARY, Kind.PREFERENCE) and not local:
+        return Choice(Tier.BACKGROUND)
+    return Choice(Tier.RELEVANT)

@@ -1,0 +1,54 @@
+"""The Index tier's topics: what the memories tied to one file are about."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+
+from storage import AnchorType, Memory
+
+# Tags that say where a memory came from, not what it is about.
+_SOURCE_TAGS = frozenset(
+    {
+        "rule",
+        "merge",
+        "revert",
+        "cursorrules",
+        "cursor-mdc",
+        "claude",
+        "agents",
+        "copilot",
+        "copilot-instructions",
+        "contributing",
+    }
+)
+MAX_TOPICS = 8
+IDS_PER_TOPIC = 3
+
+
+def file_topics(memories: Sequence[Memory]) -> list[tuple[str, int, list[int]]]:
+    """(label, count, the best ids) of the tags and modules shared by ``memories`` (best
+    first), commonest first; a topic only one memory has is no topic."""
+    counts: Counter[str] = Counter()
+    ids: dict[str, list[int]] = {}
+    for m in memories:
+        seen: set[str] = set()
+        for a in m.anchors:
+            if a.type is AnchorType.TAG:
+                label = a.value
+                if label in _SOURCE_TAGS or label.startswith("chat-"):
+                    continue
+            elif a.type is AnchorType.MODULE:
+                label = a.value
+            else:
+                continue
+            if label in seen:
+                continue
+            seen.add(label)
+            counts[label] += 1
+            ids.setdefault(label, []).append(m.id)
+    return [
+        (label, n, ids[label][:IDS_PER_TOPIC])
+        for label, n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
+        if n > 1
+    ][:MAX_TOPICS]
