@@ -539,7 +539,10 @@ def session_unit(conv: Conversation, summary: str, mentions: Counter[str]) -> Ne
         else "undated"
     )
     title = (conv.title or "").strip() or conv.external_id
-    text = f"Conversation ({conv.tool}, {when}): {title}\n{summary}".strip()
+    body = summary.strip()
+    if body.lower().startswith(title.lower().rstrip(".")):  # the summary opens with the title
+        body = body[len(title.rstrip(".")) :].lstrip(". ")
+    text = f"Conversation ({conv.tool}, {when}): {title}\n{body}".strip()
     return NewMemory(
         text=text,
         kind=Kind.EPISODE,

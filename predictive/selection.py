@@ -24,7 +24,7 @@ UNTIED_FLOOR = 0.55
 MAX_UNTIED = 6
 MAX_PROJECT_WIDE = 3
 """Project-wide conventions and preferences not tied to the file: at most this many."""
-COMMIT_WEIGHT = 0.8
+COMMIT_WEIGHT = 0.6
 """History ranks after predicted knowledge (conversations, fixes, decisions) of equal tie."""
 ALWAYS_LOADED_KINDS = frozenset({"claude", "agents", "cursorrules", "copilot"})
 
