@@ -369,3 +369,63 @@ def test_nothing_tied_to_the_file_means_a_short_context(store: MemoryStore) -> N
     result = ContextEngine(store).assemble(req())
     assert result.memory_ids == []
     assert result.tokens["total"] < 100
+
+
+def _rule(store: MemoryStore, text: str, kind: str, **extra: object) -> int:
+    anchors = [anchor("tag", "rule"), *extra.pop("anchors", [])]  # type: ignore[misc]
+    return store.add(
+        NewMemory(
+            text,
+            kind=Kind.CONVENTION,
+            source="rules",
+            source_id=f"{kind}.md:1",
+            anchors=anchors,
+            metadata={"kind": kind, **extra},
+        )
+    ).id
+
+
+def test_rules_the_tools_load_themselves_are_not_repeated(store: MemoryStore) -> None:
+    claude = _rule(store, "Run the tests before committing", "claude")
+    agents = _rule(store, "Keep functions short", "agents")
+    always = _rule(store, "Use British spelling", "cursor-mdc", alwaysApply=True)
+    scoped = _rule(
+        store,
+        "Payments code retries with backoff",
+        "cursor-mdc",
+        anchors=[anchor("glob", "src/payments/**")],
+        alwaysApply=False,
+    )
+    result = ContextEngine(store).assemble(req())
+    assert not {claude, agents, always} & set(result.memory_ids)
+    assert scoped in tier_ids(result, "critical")  # a rule scoped to this file is critical
+
+
+def test_a_commit_counts_only_for_the_files_it_touched(store: MemoryStore) -> None:
+    def commit(text: str, path: str) -> int:
+        return store.add(
+            NewMemory(
+                text,
+                kind=Kind.EPISODE,
+                source="git",
+                source_id=text[:7],
+                anchors=[anchor("file", path), anchor("module", "payments.retry")],
+            )
+        ).id
+
+    touched = commit("abc1234 Retry charges on 502 from Stripe", FILE)
+    other = commit("def5678 Tune retry backoff for payments", "src/payments/retry.py")
+    conversation = store.add(
+        NewMemory(
+            "How we fixed double charges in stripe_client",
+            kind=Kind.EPISODE,
+            source="chat:claude",
+            source_id="s1",
+            anchors=[anchor("file", FILE)],
+            metadata={"unit": "session", "mentions": {FILE: 30}},
+        )
+    ).id
+    result = ContextEngine(store).assemble(req())
+    assert touched in result.memory_ids and other not in result.memory_ids
+    order = [i.memory_id for i in result.items if i.tier.value == "relevant"]
+    assert order.index(conversation) < order.index(touched)  # knowledge before history
