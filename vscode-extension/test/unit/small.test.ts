@@ -83,6 +83,11 @@ describe('settings', () => {
 
   test('init options and pushed configuration are wrapped in the section', () => {
     assert.deepEqual(initializationOptions({ budget: 300 }), { livingMemory: { budget: 300 } });
+    assert.deepEqual(initializationOptions({}, 'file:///p/a.py'), {
+      livingMemory: {},
+      activeEditor: { uri: 'file:///p/a.py' },
+    });
+    assert.deepEqual(initializationOptions({}, null), { livingMemory: {}, activeEditor: { uri: null } });
     assert.deepEqual(didChangeConfigurationParams({ budget: 300 }), { settings: { livingMemory: { budget: 300 } } });
   });
 
