@@ -289,7 +289,9 @@ class Project:
         def work(job: Any) -> dict[str, Any] | None:
             from predictive.ingest import first_run
 
-            return first_run(store, self.root, progress=job.progress)
+            return first_run(
+                store, self.root, progress=job.progress, options=self.settings.commit_options
+            )
 
         from predictive.ingest import needs_first_run
 

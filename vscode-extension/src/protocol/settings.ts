@@ -19,6 +19,9 @@ export const SERVER_SETTING_KEYS = [
   'gitExcludeInjected',
   'captureFixes',
   'ingestOnFirstOpen',
+  'ingestMergeCommits',
+  'ingestBotCommits',
+  'ingestTrivialCommits',
   'logLevel',
   'debounceMs',
   'changeDebounceMs',
@@ -49,6 +52,9 @@ export interface ServerSettings {
   gitExcludeInjected: boolean;
   captureFixes: boolean;
   ingestOnFirstOpen: boolean;
+  ingestMergeCommits: boolean;
+  ingestBotCommits: boolean;
+  ingestTrivialCommits: boolean;
   logLevel: 'error' | 'warning' | 'info' | 'debug';
   debounceMs: number;
   changeDebounceMs: number;
