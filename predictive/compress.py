@@ -823,12 +823,29 @@ def fill_levels(memory: Memory, compressor: Compressor | None = None) -> dict[st
     return out
 
 
+LEVELS_FORMAT = "2"
+"""The compressor's generation: "2" = faithful short forms. A store whose compressed lines
+and labels came from an older one has them cleared once, and refilled."""
+
+
+def reset_stale_levels(store: MemoryStore) -> int:
+    """Clear the compressed lines and labels an older compressor made (once per store);
+    return how many memories lost them. Summaries stay: extraction may have written them."""
+    if store.ingest_state("levels").get("format") == LEVELS_FORMAT:
+        return 0
+    cleared = store.clear_levels(("compressed", "index_label"))
+    store.set_ingest_state("levels", {"format": LEVELS_FORMAT})
+    return cleared
+
+
 def backfill_levels(
     store: MemoryStore, compressor: Compressor | None = None, batch: int = 500
 ) -> int:
-    """Fill the missing levels of every memory, archived ones included; returns how many."""
+    """Fill the missing levels of every memory, archived ones included (after clearing those
+    of an older compressor); returns how many."""
     if batch < 1:
         raise ValueError("batch must be at least 1")
+    reset_stale_levels(store)
     updated = last = 0
     while page := store.lacking_levels(after_id=last, limit=batch):
         last = page[-1].id
@@ -847,4 +864,5 @@ __all__ = [
     "DeterministicCompressor",
     "backfill_levels",
     "fill_levels",
+    "reset_stale_levels",
 ]

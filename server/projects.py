@@ -242,11 +242,18 @@ class Project:
         """Fill the summary / compressed / index levels the store lacks (deterministic), a
         page per transaction, as a cancellable job: the engine would otherwise compute them
         on every request."""
-        from predictive.compress import fill_levels
+        from predictive.compress import fill_levels, reset_stale_levels
 
         store = self.store
         if store is None:
             return
+        try:  # short forms of an older compressor are made again
+            cleared = await self.call(reset_stale_levels, store)
+        except StoreError as e:
+            log.warning("%s: clearing old short forms failed: %s", self.name, e)
+            cleared = 0
+        if cleared:
+            log.info("%s: %d short forms of an older version are made again", self.name, cleared)
         missing = await self.call(
             lambda: store.conn.execute(
                 "SELECT count(*) FROM memories WHERE coalesce(trim(summary), '') = '' "

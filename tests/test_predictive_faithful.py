@@ -10,7 +10,7 @@ import pytest
 from predictive.compress import DeterministicCompressor
 from predictive.extract import from_commit
 from predictive.faithful import drops_negation, is_faithful, unsupported
-from storage import Kind, Memory
+from storage import Kind, Memory, MemoryStore
 from storage.sources.records import Commit
 from tests.test_predictive_compress import mem
 
@@ -84,3 +84,20 @@ def test_the_check_itself() -> None:
     assert unsupported("always leak cryptographically protected", ADR_23) == ["always"]
     assert drops_negation("commit secrets to git", "Never commit secrets to git.")
     assert not drops_negation("Never commit secrets", "Never commit secrets to git.")
+
+
+def test_short_forms_of_an_older_compressor_are_made_again(store: MemoryStore) -> None:
+    from predictive.compress import LEVELS_FORMAT, backfill_levels
+    from storage import NewMemory
+
+    mid = store.add(NewMemory(text=ADR_23, kind=Kind.DECISION)).id
+    store.set_levels({mid: {"compressed": "adr: always leak", "index_label": "adr: upon"}})
+    store.set_ingest_state("levels", {"format": "1"})
+    backfill_levels(store)
+    m = store.get(mid)
+    assert (m.index_label, m.compressed) != ("adr: upon", "adr: always leak")
+    assert is_faithful(m.index_label or "", ADR_23) and is_faithful(m.compressed or "", ADR_23)
+    assert store.ingest_state("levels")["format"] == LEVELS_FORMAT
+    store.set_levels({mid: {"index_label": "kept"}})  # once per store: later edits stay
+    backfill_levels(store)
+    assert store.get(mid).index_label == "kept"
