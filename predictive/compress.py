@@ -612,6 +612,7 @@ def _decision_label(memory: _Input, doc: _Doc, cap: int, vocabulary: set[str]) -
 
 
 _ADR_PREFIX = re.compile(r"^(?:(?:adr|rfc|decision)[\s_-]*\d*\s*[:.-]\s*)", re.I)
+_META_LINE = re.compile(r"^\s*(?:status|date|deciders|authors?|technical story)\s*:", re.I)
 _MARKUP_LINE = re.compile(r"^\s{0,3}(?:#{1,6}\s+|>\s*|[-*+•]\s+|\d{1,3}[.)]\s+)")
 
 
@@ -659,16 +660,21 @@ def _cut(text: str, cap: int, max_words: int = 1000) -> str:
     return f"{out}…" if out else truncate_to_tokens(text, cap)
 
 
-def _phrase(memory: _Input, cap: int, *, title_only: bool = False) -> str:
+def _phrase(memory: _Input, cap: int, *, title_only: bool = False, doc: _Doc | None = None) -> str:
     """A contiguous phrase of the text: its lead line (an ADR's title without its number for
-    a label), followed by the next sentence when both fit, cut to ``cap`` tokens."""
+    a label), followed by the next sentence — a decision's first decision sentence — when
+    both fit, cut to ``cap`` tokens."""
     lead, rest = _lead_and_rest(memory.text)
     if title_only:
         lead = (_ADR_PREFIX.sub("", lead) or lead).rstrip(" .:;,")
         label = _cut(lead, cap, LABEL_WORDS)
         return label if label.endswith("…") else label.rstrip(" .:;,") or label
-    following = _sentences(_inline(" ".join(_next_prose(rest))))[:1]
-    if following and words(following[0]) and words(lead):
+    decided = []
+    if doc is not None and memory.kind is Kind.DECISION:
+        decided = [doc.labels["decision"]] if "decision" in doc.labels else []
+        decided = _sentences(decided[0])[:1] if decided else doc.sections.get("decision", [])[:1]
+    following = decided or _sentences(_inline(" ".join(_next_prose(rest))))[:1]
+    if following and words(following[0]) and words(lead) and following[0] not in lead:
         if lead[-1:] in ".!?":
             joined = f"{lead} {following[0]}"
         else:
@@ -691,7 +697,7 @@ def _next_prose(lines: list[str]) -> list[str]:
             continue
         if fence is not None:
             continue
-        if _HEADING.match(line) or not line.strip():
+        if _HEADING.match(line) or not line.strip() or _META_LINE.match(line):
             if out:
                 break
             continue
@@ -766,7 +772,7 @@ def _levels(memory: _Input, given: tuple[str | None, str | None]) -> tuple[str, 
     if not compressed and not titled:
         structured = _fit([_compressed_text(memory, doc, s_cap)], s_cap, truncate=False)
         compressed = structured if _faithful(structured, memory, vocabulary) else ""
-    compressed = compressed or _phrase(memory, s_cap) or summary
+    compressed = compressed or _phrase(memory, s_cap, doc=doc) or summary
     c_cap = min(INDEX_TOKENS, count_tokens(compressed))
     index = ""
     if memory.fact_key and _faithful(memory.fact_key, memory, vocabulary):
@@ -825,13 +831,14 @@ def fill_levels(memory: Memory, compressor: Compressor | None = None) -> dict[st
 
 LEVELS_FORMAT = "2"
 """The compressor's generation: "2" = faithful short forms. A store whose compressed lines
-and labels came from an older one has them cleared once, and refilled."""
+and labels came from an older one (schema migration 3 marks it "1") has them cleared once,
+and refilled."""
 
 
 def reset_stale_levels(store: MemoryStore) -> int:
     """Clear the compressed lines and labels an older compressor made (once per store);
     return how many memories lost them. Summaries stay: extraction may have written them."""
-    if store.ingest_state("levels").get("format") == LEVELS_FORMAT:
+    if store.ingest_state("levels").get("format", LEVELS_FORMAT) == LEVELS_FORMAT:
         return 0
     cleared = store.clear_levels(("compressed", "index_label"))
     store.set_ingest_state("levels", {"format": LEVELS_FORMAT})
