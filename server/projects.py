@@ -157,6 +157,9 @@ class Project:
         self.seq = 0  # bumped by every context request; older work is stale
         self.last_request = float("-inf")  # monotonic time of the last context request
         self.uris: dict[str, str] = {}  # relative path → the client's URI for it
+        # the latest context written to the injection targets and announced (assembleContext's
+        # answer for the active file: one context everywhere)
+        self.announced: dict[str, Any] | None = None
         self._ready = asyncio.Event()
         self.closed = False
 

@@ -83,6 +83,7 @@ async def test_a_background_open_leaves_the_context_on_the_active_file(
     switch_to(client, db)
     ctx = await next_context(client, since, db)
     assert ctx["path"] == "storage/db.py"
+    await asyncio.sleep(QUIET_S)  # the open and the switch may both be assembled
 
     since = mark(client)
     pkg = open_doc(client, root / "vscode-extension" / "package.json")  # the npm extension
@@ -194,3 +195,37 @@ async def test_the_first_ingestion_refreshes_the_context_on_screen(fresh: Langua
     assert all(u["path"] == "src/api.py" for u in updates(client, 0))
     stats = await run(client, "stats")
     assert stats["bySource"].get("git", 0) > 0
+
+
+async def test_one_context_everywhere(reporting: LanguageClient):
+    """The status bar (contextUpdated), Copy Context and the view (assembleContext) and the
+    injected files show the same context: one contextId, the same tokens, the same text."""
+    client = reporting
+    root: Path = client.root  # type: ignore[attr-defined]
+    await remember_about_db(client)
+    db = open_doc(client, root / "storage" / "db.py")
+    since = mark(client)
+    switch_to(client, db)
+    announced = await next_context(client, since, db)
+    assert isinstance(announced["contextId"], int) and announced["contextId"] > 0
+    await asyncio.sleep(QUIET_S)  # the last announcement is the one to compare with
+    announced = updates(client, since)[-1]
+
+    copied = await run(client, "assembleContext", {"uri": db})
+    shown = await run(client, "assembleContext", {"contextId": announced["contextId"]})
+    for ctx in (copied, shown):
+        assert ctx["contextId"] == announced["contextId"]
+        assert ctx["tokens"] == announced["tokens"]
+        assert [i["key"] for i in ctx["items"]] == [i["key"] for i in announced["items"]]
+    injected = (root / ".living-memory" / "context.md").read_text()
+    assert copied["markdown"].strip() in injected
+
+    # a what-if (another budget) is assembled on demand and says so
+    other = await run(client, "assembleContext", {"uri": db, "budget": 500})
+    assert other["contextId"] is None and other["tokens"]["budget"] == 500
+    # the next context gets the next id
+    since = mark(client)
+    pkg = open_doc(client, root / "vscode-extension" / "package.json")
+    switch_to(client, pkg)
+    after = await next_context(client, since, pkg)
+    assert after["contextId"] > announced["contextId"]
