@@ -60,6 +60,8 @@ export interface AssembleContextArgs extends FolderArg {
   budget?: number;
   diagnostics?: unknown[];
   markdown?: boolean;
+  /** The contextId the caller shows: the server answers that context (or a newer one). */
+  contextId?: number | null;
 }
 
 export interface RememberArgs extends FolderArg {
@@ -160,6 +162,8 @@ export interface AssembledContext {
   branch: string | null;
   activity: string;
   generation: number;
+  /** The announced (and injected) context's id; null when assembled on demand. */
+  contextId: number | null;
   elapsedMs: number;
   uri: string;
   folder: string;

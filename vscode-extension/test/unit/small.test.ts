@@ -207,6 +207,22 @@ describe('context store', () => {
     assert.deepEqual(seen, ['file:///w/a.py', 'file:///w/b.py', undefined]);
   });
 
+  test('the current context is the file on screen’s, never another file’s', () => {
+    const store = new ContextStore();
+    const a = sampleUpdate({ uri: 'file:///w/a.py', contextId: 4 });
+    const pkg = sampleUpdate({ uri: 'file:///w/package.json', contextId: 5 });
+    store.update(a);
+    store.update(pkg); // a background open the server announced anyway
+    assert.equal(store.current('file:///w/a.py'), a);
+    assert.equal(store.current('file:///w/b.py'), undefined);
+    assert.equal(store.current(undefined), pkg); // no file on screen: the latest
+    store.update(sampleUpdate({ uri: 'file:///w/a.py', contextId: 3 })); // older: ignored
+    assert.equal(store.current('file:///w/a.py'), a);
+    const newer = sampleUpdate({ uri: 'file:///w/a.py', contextId: 6 });
+    store.update(newer);
+    assert.equal(store.current('file:///w/a.py'), newer);
+  });
+
   test('remembers a bounded number of files', () => {
     const store = new ContextStore();
     for (let i = 0; i <= MAX_REMEMBERED; i++) {
