@@ -180,6 +180,7 @@ async function main() {
   server.stderr.on('data', (d) => (serverLog += d));
   const { chromium } = await import(path.join(tools.cs, 'node_modules', 'playwright-core', 'index.mjs'));
   let browser;
+  let page;
   const seen = { checks: {} };
   try {
     await waitFor('code-server', async () => (await fetch(`http://127.0.0.1:${port}/healthz`)).ok, 120_000, 500);
@@ -188,7 +189,7 @@ async function main() {
       args: ['--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking',
         '--disable-component-update', '--disable-sync'],
     });
-    const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
+    page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
     await page.goto(`http://127.0.0.1:${port}/?folder=${encodeURIComponent(ws)}`);
     await page.waitForSelector('.monaco-workbench', { timeout: 180_000 });
     const statusText = async () => (await page.locator('.statusbar').innerText()).replace(/\s+/g, ' ');
@@ -197,14 +198,28 @@ async function main() {
       await page.keyboard.press('Control+P');
       await page.waitForSelector('.quick-input-widget', { state: 'visible', timeout: 30_000 });
       await page.keyboard.type(name, { delay: 30 });
-      await page.waitForTimeout(800);
-      await page.keyboard.press('Enter');
+      const row = page.locator('.quick-input-list .monaco-list-row').first();
+      await row.waitFor({ state: 'visible', timeout: 30_000 });
+      await page.waitForTimeout(500);
+      await row.click();
+      await page.waitForSelector('.quick-input-widget', { state: 'hidden', timeout: 30_000 });
     };
     const statusFor = async (rel) => {
       // the status bar's context is the file on screen's: wait until the injected file names it
       await waitFor(`the injected context for ${rel}`, () => namesFile(ws, rel), 180_000, 500);
-      const text = await waitFor('the status bar', async () => STATUS.exec(await statusText())?.[0], 60_000, 500);
-      return text;
+      // the notification follows the file write: read the status bar once it has settled
+      let before;
+      return waitFor(
+        'a settled status bar',
+        async () => {
+          const now = STATUS.exec(await statusText())?.[0];
+          const settled = now !== undefined && now === before;
+          before = now;
+          return settled ? now : undefined;
+        },
+        60_000,
+        1_500,
+      );
     };
 
     await openFile('storage/db.py');
@@ -224,6 +239,8 @@ async function main() {
     seen.injectedHead = injectedFile(ws).split('\n').find((l) => l.startsWith('# Project memory')) ?? null;
   } catch (e) {
     seen.error = String(e?.stack ?? e);
+    await page?.screenshot({ path: path.join(base, 'failed.png') }).catch(() => {});
+    seen.statusBar = await page?.locator('.statusbar').innerText().catch(() => null);
     seen.serverLogTail = serverLog.split('\n').slice(-20).join('\n');
   } finally {
     await browser?.close().catch(() => {});
