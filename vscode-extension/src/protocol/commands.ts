@@ -145,6 +145,10 @@ export interface IngestArgs extends FolderArg {
   dryRun?: boolean;
   /** Chats of every workspace, not only this folder's. */
   allWorkspaces?: boolean;
+  /** Keep merge / bot / trivial commits (default: the livingMemory.ingest…Commits settings). */
+  includeMerges?: boolean;
+  includeBots?: boolean;
+  includeTrivial?: boolean;
 }
 
 export interface ConsolidateArgs extends FolderArg {
@@ -325,6 +329,10 @@ export interface IngestSourceSummary {
   dropped?: number;
   superseded?: number;
   archived?: number;
+  /** Old-format memories brought up to date. */
+  rewritten?: number;
+  /** Noise left out, by reason (merge, bot, trivial). */
+  ignored?: Record<string, number>;
   byKind?: Record<string, number>;
   sessions?: number;
   messages?: number;
