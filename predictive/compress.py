@@ -2,6 +2,12 @@
 
 ``Compressor`` is the seam an LLM-backed implementation can fill later; ``fill_levels`` and
 ``backfill_levels`` write only the levels a memory lacks.
+
+Short forms are faithful (:mod:`predictive.faithful`): the index label is the memory's title
+or first line, or a contiguous start of it cut at a word boundary with an ellipsis; the
+compressed line is a structured form ("auth: JWT→sessions (size)", "error → fix") only when
+every content word of it occurs in the text and it keeps the text's negations, else a
+contiguous phrase of the text. No word is dropped from inside a phrase.
 """
 
 from __future__ import annotations
@@ -13,12 +19,14 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Protocol, runtime_checkable
 
+from predictive.faithful import drops_negation, unsupported, words
 from predictive.tokens import count_tokens, truncate_to_tokens
 from storage import AnchorType, Kind, Memory, MemoryStore
 
 SUMMARY_TOKENS = 60
 COMPRESSED_TOKENS = 25
 INDEX_TOKENS = 10
+LABEL_WORDS = 8  # an index label is a few words
 TINY_TOKENS = 12  # a text this short may be its own summary
 LEVEL_FIELDS = ("summary", "compressed", "index_label")
 _PARSE_CHARS = 20_000  # only the head of a huge text is read
@@ -51,24 +59,6 @@ _FILLER = frozenset(
     "strong strongly existing good better great nice important significant overall main "
     "primary general generally various several certain specific particular new".split()
 )
-_ABBREV = {
-    "database": "db",
-    "databases": "db",
-    "authentication": "auth",
-    "authorization": "authz",
-    "configuration": "config",
-    "dependencies": "deps",
-    "dependency": "deps",
-    "repository": "repo",
-    "environment": "env",
-    "development": "dev",
-    "production": "prod",
-    "application": "app",
-    "documentation": "docs",
-    "infrastructure": "infra",
-    "kubernetes": "k8s",
-    "performance": "perf",
-}
 _GENERIC_STEMS = frozenset({"__init__", "index", "main", "mod", "lib", "utils", "util", "init"})
 _ABBREVIATIONS = ("e.g.", "i.e.", "etc.", "vs.", "cf.", "approx.", "mr.", "dr.", "no.", "fig.")
 
@@ -160,7 +150,11 @@ _MODAL = re.compile(
     r"never|must|should|always|have\s+to|need\s+to|prefer|avoid)\b(?P<pred>.*)$",
     re.I,
 )
-_NEGATIVE = ("not", "n't", "never", "avoid")
+_INVERTED = re.compile(
+    r"^\s*(?:should|must|shall|would|could|can|do|does|did|is|are|were|had|if|when|unless|"
+    r"whether)\s+(?:it|we|you|they|he|she|this|that|there|the|a|an|one|i)\b",
+    re.I,
+)
 
 # ---- text helpers --------------------------------------------------------------------------
 
@@ -209,9 +203,7 @@ def _words(text: str) -> list[str]:
 
 
 def _tele(text: str, max_words: int) -> str:
-    """A telegraphic form: the first content words, ``instead of`` written as ``over``."""
-    text = re.sub(r"\b(?:instead\s+of|rather\s+than|in\s+favou?r\s+of)\b", "over", text, flags=re.I)
-    text = re.sub(r"\b(?:do\s+not|don't|must\s+not|should\s+not|cannot|can't)\b", "no", text)
+    """A telegraphic form: the first content words (no word is replaced by another)."""
     return " ".join(_words(text)[:max_words])
 
 
@@ -224,9 +216,9 @@ def _np(text: str | None) -> str:
 
 
 def _topic_word(word: str) -> str:
-    """A short, lower-case topic word (``database`` → ``db``)."""
-    low = word.lower().strip(".,;:")
-    return _ABBREV.get(low, low)
+    """A lower-case topic word, as the text writes it (never abbreviated: a short form uses
+    only the text's words)."""
+    return word.lower().strip(".,;:")
 
 
 # ---- parsing -------------------------------------------------------------------------------
@@ -463,18 +455,14 @@ def _fix_clause(fix: str) -> str:
 
 
 def _rule_line(rule: str) -> str:
-    """``always X`` / ``never X`` / ``prefer X`` form of one rule, with its subject first."""
+    """``must X`` / ``never X`` / ``prefer X`` form of one rule (its own modal word), with its
+    subject first."""
+    if _INVERTED.match(rule):  # "Should it leak, …": a condition, not a rule
+        return _cut(rule, 12)
     m = _MODAL.match(rule)
     if not m:
         return _tele(rule, 8)
-    modal = m.group("modal").lower()
-    polarity = (
-        "prefer"
-        if modal == "prefer"
-        else "never"
-        if any(n in modal for n in _NEGATIVE)
-        else "always"
-    )
+    polarity = " ".join(m.group("modal").lower().split())  # the text's own modal
     pred = _tele(m.group("pred"), 7)
     subj = _tele(m.group("subj"), 3)
     core = f"{polarity} {pred}".strip()
@@ -583,7 +571,7 @@ def _compressed_text(memory: _Input, doc: _Doc, cap: int) -> str:
         Kind.EPISODE: ("solution", "decision"),
         Kind.CONVENTION: ("rule", "decision"),
         Kind.PREFERENCE: ("decision", "rule"),
-        Kind.PATTERN: ("lead",),
+        Kind.PATTERN: ("rule",),
         Kind.WORKFLOW: ("steps", "rule", "decision"),
     }.get(kind, ("decision",))
     for how in order:
@@ -608,37 +596,136 @@ def _compressed_text(memory: _Input, doc: _Doc, cap: int) -> str:
             steps = [" ".join(_words(i)[:2]) for i in doc.items[:7]]
             topic = _title_topic(doc) or _anchor_topic(memory) or "steps"
             return f"{topic}: " + "→".join(s for s in steps if s)
-        if how == "lead":
-            parts = [_lead_line(memory, doc), *(_rule_line(r) for r in doc.rules[:2])]
-            return _join_within(dict.fromkeys(parts), cap, "; ")
-    return _lead_line(memory, doc)
+    return ""  # no structure: the caller takes a contiguous phrase of the text
 
 
-def _index_text(memory: _Input, doc: _Doc) -> str:
-    """The 2–6 word label: ``db: PostgreSQL``, ``auth: JWT→sessions``, ``payments retry``."""
-    kind = memory.kind
-    if memory.fact_key:
-        return memory.fact_key
-    topic = _anchor_topic(memory)
-    if kind in (Kind.DECISION, Kind.PREFERENCE, Kind.FACT) and (d := _decision(memory, doc)):
-        choice = " ".join(d.choice.split()[:2])
-        head = f"{d.alt.split()[0]}→{choice}" if d.switch and d.alt else choice
-        return f"{d.topic}: {head}" if d.topic else head
-    if kind in (Kind.SOLUTION, Kind.EPISODE) and (pf := _solution(doc)):
-        sig = _ERROR_SIG.search(pf[0])
-        words = [w for w in _words(pf[0]) if w.lower() not in _EVENT_VERBS]
-        what = sig.group(0) if sig else " ".join(words[:3])
-        return " ".join(w for w in (topic if topic not in what.lower() else "", what, "fix") if w)
-    rule = next((m for r in doc.rules[:1] if (m := _MODAL.match(r)) and m.group("subj")), None)
-    if kind in (Kind.CONVENTION, Kind.PREFERENCE) and rule and not doc.title:
-        source = f"{rule.group('subj')} {rule.group('pred')}"
-    else:
-        source = doc.title or (doc.sentences or doc.items or doc.code or [memory.text])[0]
-    source = re.sub(r"^(?:adr|rfc)[\s_-]*\d+\s*[:.-]?\s*", "", source, flags=re.I)
-    words = [w for w in _words(source) if w.lower() not in _EVENT_VERBS and w.lower() != topic]
-    label = " ".join(words[: 4 if topic else 5])
-    label = f"{topic}: {label}" if topic and label else label or topic
-    return label if len(label.split()) >= 2 else f"{label} {kind.value}".strip()
+def _decision_label(memory: _Input, doc: _Doc, cap: int, vocabulary: set[str]) -> str:
+    """``db: PostgreSQL``, ``auth: JWT→sessions`` for a title-less decision, when every word
+    of it is the text's; else ``""``."""
+    d = _decision(memory, doc)
+    if d is None:
+        return ""
+    choice = " ".join(d.choice.split()[:2])
+    head = f"{d.alt.split()[0]}→{choice}" if d.switch and d.alt else choice
+    label = _fit([f"{d.topic}: {head}" if d.topic else head], cap, truncate=False)
+    return label if _faithful(label, memory, vocabulary) else ""
+
+
+_ADR_PREFIX = re.compile(r"^(?:(?:adr|rfc|decision)[\s_-]*\d*\s*[:.-]\s*)", re.I)
+_META_LINE = re.compile(r"^\s*(?:status|date|deciders|authors?|technical story)\s*:", re.I)
+_MARKUP_LINE = re.compile(r"^\s{0,3}(?:#{1,6}\s+|>\s*|[-*+•]\s+|\d{1,3}[.)]\s+)")
+
+
+def _lead_and_rest(text: str) -> tuple[str, list[str]]:
+    """The first line of a text with words in it (a title, a subject, a heading), without
+    front matter, heading or list marks and inline markup; and the lines after it."""
+    lines = _front_matter(text[:_PARSE_CHARS].replace("\r\n", "\n").split("\n"), _Doc())
+    fence: str | None = None
+    for n, line in enumerate(lines):
+        if m := _FENCE.match(line):
+            fence = None if fence == m.group(1) else fence or m.group(1)
+            continue
+        if fence is not None:
+            continue
+        stripped = _inline(_MARKUP_LINE.sub("", line))
+        if words(stripped):
+            return stripped, lines[n + 1 :]
+    return _oneline(text), []
+
+
+def _lead(text: str) -> str:
+    return _lead_and_rest(text)[0]
+
+
+def _cut(text: str, cap: int, max_words: int = 1000) -> str:
+    """``text`` when it fits ``cap`` tokens and ``max_words``, else its first sentence, else
+    its longest start that ends at a word boundary, with an ellipsis."""
+    text = _oneline(text)
+
+    def fits(t: str) -> bool:
+        return count_tokens(t) <= cap and len(t.split()) <= max_words
+
+    if fits(text):
+        return text
+    first = _sentences(text)[:1]
+    if first and fits(first[0]):
+        return first[0]
+    out = ""
+    for word in text.split():
+        longer = f"{out} {word}" if out else word
+        if not fits(longer.rstrip(",;:—-") + "…"):
+            break
+        out = longer
+    out = out.rstrip(",;:—- ")
+    return f"{out}…" if out else truncate_to_tokens(text, cap)
+
+
+def _phrase(memory: _Input, cap: int, *, title_only: bool = False, doc: _Doc | None = None) -> str:
+    """A contiguous phrase of the text: its lead line (an ADR's title without its number for
+    a label), followed by the next sentence — a decision's first decision sentence — when
+    both fit, cut to ``cap`` tokens."""
+    lead, rest = _lead_and_rest(memory.text)
+    if title_only:
+        lead = (_ADR_PREFIX.sub("", lead) or lead).rstrip(" .:;,")
+        label = _cut(lead, cap, LABEL_WORDS)
+        return label if label.endswith("…") else label.rstrip(" .:;,") or label
+    decided = []
+    if doc is not None and memory.kind is Kind.DECISION:
+        decided = [doc.labels["decision"]] if "decision" in doc.labels else []
+        decided = _sentences(decided[0])[:1] if decided else doc.sections.get("decision", [])[:1]
+    following = decided or _sentences(_inline(" ".join(_next_prose(rest))))[:1]
+    if following and words(following[0]) and words(lead) and following[0] not in lead:
+        if lead[-1:] in ".!?":
+            joined = f"{lead} {following[0]}"
+        else:
+            joined = f"{lead.rstrip(':')} — {following[0]}"
+        if count_tokens(joined) <= cap:
+            return joined
+    return _cut(lead, cap)
+
+
+def _next_prose(lines: list[str]) -> list[str]:
+    """The first paragraph or list item of ``lines`` (code, headings and blank lines before
+    it skipped)."""
+    out: list[str] = []
+    fence: str | None = None
+    for line in lines:
+        if m := _FENCE.match(line):
+            if out:
+                break
+            fence = None if fence == m.group(1) else fence or m.group(1)
+            continue
+        if fence is not None:
+            continue
+        if _HEADING.match(line) or not line.strip() or _META_LINE.match(line):
+            if out:
+                break
+            continue
+        if out and _ITEM.match(line):
+            break
+        out.append(_MARKUP_LINE.sub("", line).strip())
+        if _ITEM.match(line):
+            break
+    return out
+
+
+def _titled(text: str) -> bool:
+    """Whether a text opens with a title: a heading, or a short first line (a subject, an
+    ADR's ``ADR 12: …``) with more text after it."""
+    lines = [line for line in text[:_PARSE_CHARS].split("\n") if line.strip()]
+    if not lines:
+        return False
+    lead = _lead(text)
+    if _HEADING.match(lines[0]) or _ADR_PREFIX.match(lead):
+        return True
+    return len(lines) > 1 and len(words(lead)) <= 14 and not lead.endswith((".", "!", "?"))
+
+
+def _faithful(candidate: str, memory: _Input, vocabulary: set[str]) -> bool:
+    """Every content word of ``candidate`` is in the text, and it keeps the text's negations."""
+    if not candidate.strip() or unsupported(candidate, "", vocabulary=vocabulary):
+        return False
+    return not drops_negation(candidate, memory.text[:_PARSE_CHARS])
 
 
 def _fit(candidates: Iterable[str], cap: int, truncate: bool = True) -> str:
@@ -679,10 +766,20 @@ def _levels(memory: _Input, given: tuple[str | None, str | None]) -> tuple[str, 
                 or memory.text
             )
     s_cap = min(COMPRESSED_TOKENS, count_tokens(summary))
-    compressed = given[1] or _fit([_compressed_text(memory, doc, s_cap), summary], s_cap)
-    compressed = compressed or summary
+    vocabulary = set(words(memory.text[:_PARSE_CHARS]))
+    titled = _titled(memory.text)
+    compressed = given[1]
+    if not compressed and not titled:
+        structured = _fit([_compressed_text(memory, doc, s_cap)], s_cap, truncate=False)
+        compressed = structured if _faithful(structured, memory, vocabulary) else ""
+    compressed = compressed or _phrase(memory, s_cap, doc=doc) or summary
     c_cap = min(INDEX_TOKENS, count_tokens(compressed))
-    index = _fit([_index_text(memory, doc), compressed], c_cap) or compressed
+    index = ""
+    if memory.fact_key and _faithful(memory.fact_key, memory, vocabulary):
+        index = _fit([memory.fact_key], c_cap, truncate=False)
+    if not index and not titled and memory.kind in (Kind.DECISION, Kind.PREFERENCE, Kind.FACT):
+        index = _decision_label(memory, doc, c_cap, vocabulary)
+    index = index or _phrase(memory, c_cap, title_only=True) or compressed
     return summary, compressed, index
 
 
@@ -732,12 +829,30 @@ def fill_levels(memory: Memory, compressor: Compressor | None = None) -> dict[st
     return out
 
 
+LEVELS_FORMAT = "2"
+"""The compressor's generation: "2" = faithful short forms. A store whose compressed lines
+and labels came from an older one (schema migration 3 marks it "1") has them cleared once,
+and refilled."""
+
+
+def reset_stale_levels(store: MemoryStore) -> int:
+    """Clear the compressed lines and labels an older compressor made (once per store);
+    return how many memories lost them. Summaries stay: extraction may have written them."""
+    if store.ingest_state("levels").get("format", LEVELS_FORMAT) == LEVELS_FORMAT:
+        return 0
+    cleared = store.clear_levels(("compressed", "index_label"))
+    store.set_ingest_state("levels", {"format": LEVELS_FORMAT})
+    return cleared
+
+
 def backfill_levels(
     store: MemoryStore, compressor: Compressor | None = None, batch: int = 500
 ) -> int:
-    """Fill the missing levels of every memory, archived ones included; returns how many."""
+    """Fill the missing levels of every memory, archived ones included (after clearing those
+    of an older compressor); returns how many."""
     if batch < 1:
         raise ValueError("batch must be at least 1")
+    reset_stale_levels(store)
     updated = last = 0
     while page := store.lacking_levels(after_id=last, limit=batch):
         last = page[-1].id
@@ -756,4 +871,5 @@ __all__ = [
     "DeterministicCompressor",
     "backfill_levels",
     "fill_levels",
+    "reset_stale_levels",
 ]

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from functools import lru_cache
 
+from predictive.commit_noise import meaningful_body
 from predictive.derive import FileFacts, derive_file, error_signature
 from storage.models import Anchor, AnchorType, Artifact, Kind, NewMemory
 from storage.sources.records import Commit, DecisionRecord, RuleFile, RuleItem
@@ -105,19 +106,17 @@ def _clip(text: str, n: int) -> str:
 
 
 def from_commit(c: Commit, root: str | None = None) -> Candidate:
-    """A commit becomes an episode anchored to its files and modules."""
+    """A commit becomes an episode anchored to its files and modules: its subject and what its
+    body says (see :func:`predictive.commit_noise.meaningful_body`)."""
     m = _CONVENTIONAL.match(c.subject)
     ctype = m.group("type").lower() if m else None
     scope = m.group("scope") if m else None
-    short = c.sha[:10]
-    lines = [f"Commit {short} by {c.author} on {_date(c.at)}: {c.subject.strip()}"]
-    if c.body.strip():
-        lines += ["", c.body.strip()[:4000]]
-    if c.files:
-        shown = ", ".join(c.files[:20]) + (
-            f" and {len(c.files) - 20} more" if len(c.files) > 20 else ""
-        )
-        lines += ["", f"Files: {shown}"]
+    # the text is what the commit says; who, when, which sha and which files are metadata,
+    # an artifact and anchors (never boilerplate repeated in every commit's text)
+    text = c.subject.strip() or "(no subject)"
+    body = meaningful_body(c.body)
+    if body:
+        text += "\n\n" + body[:4000]
     anchors = file_anchors(c.files, root)
     if c.branch and c.branch.lower() not in TRUNK_BRANCHES:
         # a trunk anchor would hide the commit on every feature branch
@@ -135,7 +134,7 @@ def from_commit(c: Commit, root: str | None = None) -> Candidate:
     importance = 0.3 if c.is_merge else 0.5 if ctype in ("fix", "feat", "perf", "revert") else 0.4
     return Candidate(
         NewMemory(
-            text="\n".join(lines),
+            text=text,
             kind=Kind.EPISODE,
             anchors=anchors,
             artifacts=[Artifact("commit", c.sha, c.subject[:200])],
@@ -147,6 +146,9 @@ def from_commit(c: Commit, root: str | None = None) -> Candidate:
             valid_from=c.at,
             metadata={
                 "author": c.author,
+                "date": _date(c.at),
+                "sha": c.sha,
+                "files": list(c.files[:MAX_FILE_ANCHORS]),
                 "parents": list(c.parents),
                 "fileCount": len(c.files),
                 "reverts": c.reverts,

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from predictive.commit_noise import CommitFilter
 from predictive.conversations import extract as extract_conversation
 from predictive.conversations import session_unit, summarise
 from predictive.extract import (
@@ -30,7 +31,7 @@ from predictive.extract import (
 )
 from predictive.mentions import FileIndex
 from predictive.mentions import count as count_mentions
-from storage.errors import InvalidInput
+from storage.errors import InvalidInput, StoreError
 from storage.models import EdgeType
 from storage.repository import MemoryStore
 from storage.sessions import SessionStore
@@ -44,6 +45,9 @@ FIRST_RUN_SOURCES = ("git", "adr", "rules")
 TOOLS = ("cursor", "specstory", "copilot", "claude", "codex")
 BATCH = 64
 USER_MENTION_WEIGHT = 3
+GIT_FORMAT = "2"
+"""How commits are stored: "2" = subject and meaningful body, noise left out. A store whose
+git state has an older format re-reads the history once and rewrites what it holds."""
 
 Progress = Callable[..., None]
 
@@ -83,6 +87,13 @@ class IngestOptions:
     all_workspaces: bool = False
     home: str | None = None  # where chat tools keep their files (tests point it elsewhere)
     platform: str | None = None
+    include_merges: bool = False  # merge commits are noise by default
+    include_bots: bool = False  # so are commits by bots (dependabot, renovate, …[bot])
+    include_trivial: bool = False  # and "wip", "lol tabs", "Initial commit", "fix"
+
+    @property
+    def commit_filter(self) -> CommitFilter:
+        return CommitFilter(self.include_merges, self.include_bots, self.include_trivial)
 
     @classmethod
     def from_dict(cls, raw: dict[str, Any] | IngestOptions | None) -> IngestOptions:
@@ -115,12 +126,19 @@ class IngestOptions:
             all_workspaces=bool(raw.get("all_workspaces") or raw.get("all")),
             home=raw.get("home"),
             platform=raw.get("platform"),
+            include_merges=_flag(raw, "include_merges", "includeMerges"),
+            include_bots=_flag(raw, "include_bots", "includeBots"),
+            include_trivial=_flag(raw, "include_trivial", "includeTrivial"),
         )
 
     def wanted(self) -> tuple[str, ...]:
         if "all" in self.sources:
             return SOURCES
         return tuple(s for s in SOURCES if s in self.sources)
+
+
+def _flag(raw: dict[str, Any], *names: str) -> bool:
+    return any(bool(raw.get(n)) for n in names)
 
 
 @dataclass
@@ -132,6 +150,8 @@ class SourceReport:
     dropped: int = 0
     superseded: int = 0
     archived: int = 0
+    rewritten: int = 0  # memories of an older format brought up to date
+    ignored: dict[str, int] = field(default_factory=dict)  # noise left out, by reason
     sessions: int = 0
     messages: int = 0
     by_kind: dict[str, int] = field(default_factory=dict)
@@ -150,6 +170,10 @@ class SourceReport:
             "byKind": dict(sorted(self.by_kind.items())),
             "seconds": round(self.seconds, 3),
         }
+        if self.ignored:
+            out["ignored"] = dict(sorted(self.ignored.items()))
+        if self.rewritten:
+            out["rewritten"] = self.rewritten
         if self.sessions or self.messages:
             out["sessions"] = self.sessions
             out["messages"] = self.messages
@@ -231,6 +255,12 @@ class _Run:
             return
         state = self.store.ingest_state("git")
         after = state.get("last_commit")
+        # a store of an older format: read the history again once, rewrite what it holds
+        redo = after is not None and state.get("format") != GIT_FORMAT
+        known = self.store.source_ids("git") if redo else {}
+        if redo:
+            after = None
+        keep = self.opts.commit_filter
         root_s = str(self.root)
         batch: list[Candidate] = []
         reverts: list[tuple[str, str]] = []
@@ -244,7 +274,18 @@ class _Run:
         for c in git.read_commits(self.root, after=after, since=self.opts.since, skips=self.skips):
             report.read += 1
             last = c.sha
-            batch.append(from_commit(c, root_s))
+            reason = keep.excludes(c)
+            if reason is not None:
+                report.ignored[reason] = report.ignored.get(reason, 0) + 1
+                if c.sha in known and not self.opts.dry_run:
+                    self.store.archive(known[c.sha], reason=f"{reason} commit: not knowledge")
+                    report.archived += 1
+                continue
+            candidate = from_commit(c, root_s)
+            if c.sha in known:
+                self.rewrite(known[c.sha], candidate, report)
+                continue
+            batch.append(candidate)
             if c.reverts:
                 reverts.append((c.sha, c.reverts))
             if len(batch) >= BATCH:
@@ -263,7 +304,30 @@ class _Run:
                         self.store.supersede(old_id, new.id, at=new.created_at)
                         report.superseded += 1
         if last is not None:
-            self.store.set_ingest_state("git", {"last_commit": last})
+            self.store.set_ingest_state("git", {"last_commit": last, "format": GIT_FORMAT})
+        elif redo:
+            self.store.set_ingest_state("git", {"format": GIT_FORMAT})
+
+    def rewrite(self, memory_id: int, candidate: Candidate, report: SourceReport) -> None:
+        """A memory of an older format gets the text extraction gives now (its levels are
+        filled again); one whose new text another memory already has is archived."""
+        old = self.store.get(memory_id)
+        if old.text == candidate.memory.text or self.opts.dry_run:
+            report.unchanged += 1
+            return
+        try:
+            self.store.update(
+                memory_id,
+                text=candidate.memory.text,
+                summary=None,
+                compressed=None,
+                index_label=None,
+                metadata={**old.metadata, **candidate.memory.metadata},
+            )
+            report.rewritten += 1
+        except StoreError as e:  # the same text is another memory now: fold into it
+            self.store.archive(memory_id, reason=f"rewritten commit: {e}")
+            report.archived += 1
 
     # ---- decision records ------------------------------------------------------------------
 
@@ -496,14 +560,20 @@ def run(
 
 
 def first_run(
-    store: MemoryStore, root: str | Path, *, progress: Progress | None = None
+    store: MemoryStore,
+    root: str | Path,
+    *,
+    progress: Progress | None = None,
+    options: dict[str, Any] | None = None,
 ) -> dict[str, Any] | None:
     """Ingest git, decision records and rule files once, the first time a store meets its
     project (chats only on request: they are personal). None when it was done before —
-    by this or by any explicit ingestion of those sources."""
+    by this or by any explicit ingestion of those sources. ``options`` are passed on (which
+    commit noise to keep)."""
     if not needs_first_run(store):
         return None
-    summary = run(store, root=root, options={"sources": FIRST_RUN_SOURCES}, progress=progress)
+    opts = {**(options or {}), "sources": FIRST_RUN_SOURCES}
+    summary = run(store, root=root, options=opts, progress=progress)
     store.set_ingest_state("first_run", {"done": str(time.time())})
     return summary
 

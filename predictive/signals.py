@@ -65,6 +65,16 @@ class FileOpened:
 
 
 @dataclass(frozen=True)
+class DocumentOpened:
+    """A document was opened that is not the file on screen (a background open by another
+    extension, an open re-sent after a restart): its text is known, the active file stays."""
+
+    path: str
+    text: str | None = None
+    language_id: str | None = None
+
+
+@dataclass(frozen=True)
 class DocumentSaved:
     """A document was saved."""
 
@@ -141,7 +151,14 @@ class ActivityOverride:
     activity: Activity | None
 
 
-Signal = FileOpened | DocumentSaved | BranchChanged | DiagnosticsChanged | ActivityOverride
+Signal = (
+    FileOpened
+    | DocumentOpened
+    | DocumentSaved
+    | BranchChanged
+    | DiagnosticsChanged
+    | ActivityOverride
+)
 
 
 def _severity(value: Any) -> int:

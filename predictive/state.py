@@ -12,6 +12,7 @@ from predictive.signals import (
     BranchChanged,
     Diagnostic,
     DiagnosticsChanged,
+    DocumentOpened,
     DocumentSaved,
     FileOpened,
     Signal,
@@ -51,6 +52,13 @@ class EditorState:
             switched = signal.path != self.active
             self.active = signal.path
             return switched or signal.text is not None
+        if isinstance(signal, DocumentOpened):
+            # known text, same active file: only the active file's own text matters
+            before = self.texts.get(signal.path)
+            self.texts[signal.path] = signal.text
+            if signal.language_id is not None or signal.path not in self.languages:
+                self.languages[signal.path] = signal.language_id
+            return signal.path == self.active and signal.text != before
         if isinstance(signal, DocumentSaved):
             if signal.text is not None:
                 self.texts[signal.path] = signal.text

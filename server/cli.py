@@ -277,6 +277,19 @@ def build_parser() -> argparse.ArgumentParser:
     ig.add_argument(
         "--all", action="store_true", help="chats of every workspace, not only this project's"
     )
+    ig.add_argument(
+        "--include-merges", action="store_true", help="keep merge commits (left out by default)"
+    )
+    ig.add_argument(
+        "--include-bots",
+        action="store_true",
+        help="keep commits by bots: dependabot, renovate, github-actions, …[bot] (left out)",
+    )
+    ig.add_argument(
+        "--include-trivial",
+        action="store_true",
+        help='keep trivial commits: "wip", "fix", "Initial commit", two words and no body',
+    )
     ig.add_argument("--root", type=Path, help="the project folder (default: the git root here)")
     ig.add_argument("--watch", action="store_true", help="keep following new conversations")
     ig.add_argument("--interval", type=float, default=10.0, help="seconds between --watch rounds")
@@ -656,9 +669,14 @@ def _print_ingest(summary: dict[str, Any]) -> None:
             ("dropped", "dropped (low confidence)"),
             ("superseded", "superseded"),
             ("archived", "archived"),
+            ("rewritten", "rewritten"),
         ):
             if r.get(key):
                 parts.append(f"{r[key]} {label}")
+        for reason, n in r.get("ignored", {}).items():
+            what = {"merge": "merge", "bot": "bot commit"}.get(reason, reason)
+            plural = "s" if n != 1 and reason != "trivial" else ""
+            parts.append(f"{n} {what}{plural} ignored")
         if r.get("sessions"):
             parts.append(f"{r['sessions']} conversations, {r['messages']} messages")
         kinds = ", ".join(f"{k} {v}" for k, v in r["byKind"].items())
@@ -699,6 +717,9 @@ def cmd_ingest(store: MemoryStore, a: argparse.Namespace) -> int:
         "since": a.since,
         "dry_run": a.dry_run,
         "all_workspaces": a.all,
+        "include_merges": a.include_merges,
+        "include_bots": a.include_bots,
+        "include_trivial": a.include_trivial,
     }
     rounds = 0
     while True:

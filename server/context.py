@@ -4,12 +4,19 @@ Each signal that changes what the active file's context depends on asks for a re
 refresh waits a short debounce; a newer request for the same project cancels the pending one
 (latest wins), and work that reaches the worker after a newer request was made is skipped,
 so rapid tab switching ends with the last file's context and leaves no backlog.
+
+One context, one id: every assembled context that is written to the injection targets gets a
+``contextId`` (increasing for the life of the process) and is kept as the project's
+:attr:`~server.projects.Project.announced` context; ``livingMemory.assembleContext`` for the
+active file answers exactly that one, so the status bar, the view, Copy Context and the
+injected files show the same context.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
+import threading
 import time
 from typing import TYPE_CHECKING, Any
 
@@ -31,8 +38,24 @@ def _camel_keys(d: dict[str, Any]) -> dict[str, Any]:
     return {camel(k): v for k, v in d.items()}
 
 
+def view(project: Project, uri: str | None, result: AssembledContext) -> dict[str, Any]:
+    """A context as ``livingMemory.assembleContext`` answers it (``contextId`` None: assembled
+    on demand, not announced)."""
+    out = result.to_dict()
+    out["items"] = [_camel_keys(i) for i in out["items"]]
+    out["elapsedMs"] = out.pop("elapsed_ms")
+    out["uri"] = uri
+    out["folder"] = project.uri
+    out["contextId"] = None
+    return out
+
+
 def payload(
-    project: Project, uri: str, result: AssembledContext, injected: WriteResult | None
+    project: Project,
+    uri: str,
+    result: AssembledContext,
+    injected: WriteResult | None,
+    context_id: int | None = None,
 ) -> dict[str, Any]:
     """The ``livingMemory/contextUpdated`` parameters."""
     return {
@@ -46,6 +69,7 @@ def payload(
         "injected": [str(p) for p in injected.current] if injected else [],
         "refused": [str(p) for p in injected.refused] if injected else [],
         "generation": result.generation,
+        "contextId": context_id,
         "elapsedMs": round(result.elapsed_ms, 3),
     }
 
@@ -56,6 +80,8 @@ class ContextService:
     def __init__(self, server: LivingMemoryServer) -> None:
         self.server = server
         self.pending: dict[Project, asyncio.Task[Any]] = {}
+        self.last_id = 0  # contextId of the latest announced context (any project)
+        self._ids = threading.Lock()
 
     def request(
         self, project: Project, delay_ms: int | None = None, *, leading: bool = True
@@ -118,7 +144,13 @@ class ContextService:
         result = project.engine.assemble(request, record=False)
         injected = self._inject(project, result)
         uri = project.uris.get(request.path) or request.path
-        return payload(project, uri, result, injected), result
+        with self._ids:
+            self.last_id += 1
+            context_id = self.last_id
+        announced = view(project, uri, result)
+        announced["contextId"] = context_id
+        project.announced = announced  # what the injected files now hold
+        return payload(project, uri, result, injected, context_id), result
 
     def _inject(self, project: Project, result: AssembledContext) -> WriteResult | None:
         if not project.injector.targets:

@@ -157,6 +157,9 @@ class Project:
         self.seq = 0  # bumped by every context request; older work is stale
         self.last_request = float("-inf")  # monotonic time of the last context request
         self.uris: dict[str, str] = {}  # relative path → the client's URI for it
+        # the latest context written to the injection targets and announced (assembleContext's
+        # answer for the active file: one context everywhere)
+        self.announced: dict[str, Any] | None = None
         self._ready = asyncio.Event()
         self.closed = False
 
@@ -242,11 +245,18 @@ class Project:
         """Fill the summary / compressed / index levels the store lacks (deterministic), a
         page per transaction, as a cancellable job: the engine would otherwise compute them
         on every request."""
-        from predictive.compress import fill_levels
+        from predictive.compress import fill_levels, reset_stale_levels
 
         store = self.store
         if store is None:
             return
+        try:  # short forms of an older compressor are made again
+            cleared = await self.call(reset_stale_levels, store)
+        except StoreError as e:
+            log.warning("%s: clearing old short forms failed: %s", self.name, e)
+            cleared = 0
+        if cleared:
+            log.info("%s: %d short forms of an older version are made again", self.name, cleared)
         missing = await self.call(
             lambda: store.conn.execute(
                 "SELECT count(*) FROM memories WHERE coalesce(trim(summary), '') = '' "
@@ -289,7 +299,9 @@ class Project:
         def work(job: Any) -> dict[str, Any] | None:
             from predictive.ingest import first_run
 
-            return first_run(store, self.root, progress=job.progress)
+            return first_run(
+                store, self.root, progress=job.progress, options=self.settings.commit_options
+            )
 
         from predictive.ingest import needs_first_run
 

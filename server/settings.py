@@ -58,6 +58,9 @@ class Settings:
     git_exclude_injected: bool = True
     capture_fixes: bool = True
     ingest_on_first_open: bool = True  # an empty store learns git, decision records and rules
+    ingest_merge_commits: bool = False  # merges are noise by default ("Merge branch …")
+    ingest_bot_commits: bool = False  # so are dependabot, renovate, github-actions, …[bot]
+    ingest_trivial_commits: bool = False  # and "wip", "fix", "Initial commit", two words
     log_level: LogLevel = "info"
     debounce_ms: int = 100
     change_debounce_ms: int = 400
@@ -79,6 +82,15 @@ class Settings:
     @property
     def level(self) -> int:
         return LOG_LEVELS[self.log_level]
+
+    @property
+    def commit_options(self) -> dict[str, bool]:
+        """Which commit noise ingestion keeps (options of :func:`predictive.ingest.run`)."""
+        return {
+            "include_merges": self.ingest_merge_commits,
+            "include_bots": self.ingest_bot_commits,
+            "include_trivial": self.ingest_trivial_commits,
+        }
 
 
 def merge(*layers: Any) -> dict[str, Any]:

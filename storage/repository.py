@@ -966,6 +966,26 @@ class MemoryStore:
                     self._fts_refresh(conn, mid)
         return changed
 
+    def clear_levels(self, fields: Sequence[str] = ("compressed", "index_label")) -> int:
+        """Forget derived levels of every memory (a new compressor refills them); return how
+        many memories had one."""
+        allowed = {"summary", "compressed", "index_label"}
+        bad = set(fields) - allowed
+        if bad or not fields:
+            raise InvalidInput(f"not a level: {', '.join(sorted(bad)) or 'none given'}")
+        conn = self.conn
+        having = " OR ".join(f"{f} IS NOT NULL" for f in fields)
+        with dbmod.immediate(conn):
+            ids = [r[0] for r in conn.execute(f"SELECT id FROM memories WHERE {having}")]
+            if not ids:
+                return 0
+            self._bump(conn)
+            sets = ", ".join(f"{f} = NULL" for f in fields)
+            conn.execute(f"UPDATE memories SET {sets} WHERE {having}")
+            for mid in ids:
+                self._fts_refresh(conn, mid)
+        return len(ids)
+
     def set_decay_scores(self, scores: dict[int, float]) -> int:
         """Store recomputed decay scores (computed by the engine); return how many changed."""
         try:

@@ -246,4 +246,13 @@ CREATE VIRTUAL TABLE passages_fts USING fts5(
 );
 """
 
-MIGRATIONS: list[str] = [_V1, _V2, _V3]
+# v4: which compressor made the stored short forms (compressed line, index label). A store
+# that already holds memories got them from format 1 (labels such as "adr: upon"); the
+# engine clears those once and makes them again (predictive.compress.reset_stale_levels). A
+# new store starts at the current format 2.
+_V4 = """
+INSERT OR REPLACE INTO ingest_state(source, key, value, updated_at)
+SELECT 'levels', 'format', CASE WHEN EXISTS (SELECT 1 FROM memories) THEN '1' ELSE '2' END, 0;
+"""
+
+MIGRATIONS: list[str] = [_V1, _V2, _V3, _V4]

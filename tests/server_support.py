@@ -167,6 +167,13 @@ def switch_to(client: LanguageClient, u: str) -> None:
     client.protocol.notify("livingMemory/activeEditorChanged", {"uri": u})
 
 
+def show_doc(client: LanguageClient, path: Path, text: str | None = None) -> str:
+    """Open a file in an editor tab, as VS Code does: didOpen, then the active editor."""
+    u = open_doc(client, path, text)
+    switch_to(client, u)
+    return u
+
+
 def error(message: str, line: int = 0, code: str | None = None, source: str = "pyright") -> dict:
     return {
         "range": {"start": {"line": line, "character": 0}, "end": {"line": line, "character": 5}},

@@ -28,7 +28,8 @@ def test_ingest_prints_a_summary_of_every_source(env: dict[str, str], tmp_path: 
     env["HOME"] = str(home)
     out = ok(["ingest"], env, cwd=root)
     lines = {line.split()[0]: line for line in out.splitlines() if line.strip()}
-    assert "8 read, 8 added" in lines["git"]
+    assert "8 read, 7 added" in lines["git"]  # the merge is left out
+    assert "1 merge ignored" in lines["git"]
     assert "3 added" in lines["adr"]
     assert "conversations" in lines["chats"]
     assert "skipped" in out or "memories added" in out
@@ -39,7 +40,11 @@ def test_ingest_prints_a_summary_of_every_source(env: dict[str, str], tmp_path: 
 def test_ingest_one_source_with_dry_run_and_json(env: dict[str, str], tmp_path: Path) -> None:
     root = project(tmp_path)
     s = json.loads(ok(["ingest", "git", "--dry-run", "--json"], env, cwd=root))
-    assert list(s["sources"]) == ["git"] and s["dryRun"] and s["added"] == 8
+    assert list(s["sources"]) == ["git"] and s["dryRun"] and s["added"] == 7
+    assert s["sources"]["git"]["ignored"] == {"merge": 1}
+    flags = ["--include-merges", "--include-bots", "--include-trivial"]
+    s = json.loads(ok(["ingest", "git", "--dry-run", "--json", *flags], env, cwd=root))
+    assert s["added"] == 8 and "ignored" not in s["sources"]["git"]
     stats = json.loads(ok(["stats", "--json"], env, cwd=root))
     assert stats["active"] == 0
 

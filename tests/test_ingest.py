@@ -18,6 +18,7 @@ from tests.project_fixtures import GitRepo, make_adr_records, make_git_repo, mak
 
 ADR_DATA = SHARED_DATA / "adr"
 COMMITS_IN_DEFAULT_HISTORY = 8  # 7 commits on two branches + the merge
+KNOWLEDGE_COMMITS = 7  # the merge is left out by default
 
 
 @pytest.fixture
@@ -50,7 +51,9 @@ def by_source(store: MemoryStore, source: str) -> list:
 def test_everything_a_project_has_is_learned(store: MemoryStore, project: GitRepo, home: Path):
     s = run(store, root=project.root, options=options(home))
     src = s["sources"]
-    assert src["git"]["read"] == src["git"]["added"] == COMMITS_IN_DEFAULT_HISTORY
+    assert src["git"]["read"] == COMMITS_IN_DEFAULT_HISTORY
+    assert src["git"]["added"] == KNOWLEDGE_COMMITS
+    assert src["git"]["ignored"] == {"merge": 1}
     assert src["adr"]["added"] == 3
     assert src["rules"]["added"] >= 8
     assert src["chats"]["sessions"] >= 8  # Cursor A-D, Copilot, Claude, Codex, SpecStory
@@ -79,6 +82,12 @@ def test_commits_are_anchored_and_a_revert_supersedes_what_it_reverts(
     api = store.find_by_source("git", project.shas["api"])
     assert api is not None
     assert {str(a) for a in api.anchors} >= {"file:src/api.py", "file:tests/test_api.py"}
+    assert store.find_by_source("git", project.shas["merge"]) is None  # noise by default
+
+
+def test_merges_are_kept_when_asked(store: MemoryStore, project: GitRepo):
+    s = run(store, root=project.root, options=options(sources=["git"], includeMerges=True))
+    assert s["sources"]["git"]["added"] == COMMITS_IN_DEFAULT_HISTORY
     merge = store.find_by_source("git", project.shas["merge"])
     assert merge is not None and "tag:merge" in {str(a) for a in merge.anchors}
 
@@ -88,7 +97,7 @@ def test_git_is_incremental_from_the_last_commit(store: MemoryStore, project: Gi
     project.commit("Add rate limiting", {"src/limits.py": "N = 10\n"})
     again = run(store, root=project.root, options=options(sources=["git"]))
     assert again["sources"]["git"]["read"] == 1 and again["sources"]["git"]["added"] == 1
-    assert len(by_source(store, "git")) == COMMITS_IN_DEFAULT_HISTORY + 1
+    assert len(by_source(store, "git")) == KNOWLEDGE_COMMITS + 1
 
 
 def test_running_twice_adds_nothing(store: MemoryStore, project: GitRepo, home: Path):
@@ -151,7 +160,7 @@ def test_dry_run_counts_and_writes_nothing(store: MemoryStore, project: GitRepo,
     before = snapshot_of(store)
     s = run(store, root=project.root, options=options(home, dry_run=True))
     assert s["dryRun"] and s["added"] > 0
-    assert s["sources"]["git"]["added"] == COMMITS_IN_DEFAULT_HISTORY
+    assert s["sources"]["git"]["added"] == KNOWLEDGE_COMMITS
     assert snapshot_of(store) == before
     assert SessionStore(store).count() == (0, 0)
     assert store.ingest_state("git") == {}
@@ -191,7 +200,7 @@ def test_a_failing_source_is_reported_and_the_others_still_run(
     monkeypatch.setattr(rules, "find_rule_files", broken)
     s = run(store, root=project.root, options=options(sources=["git", "rules", "adr"]))
     assert "reader exploded" in s["sources"]["rules"]["error"]
-    assert s["sources"]["git"]["added"] == COMMITS_IN_DEFAULT_HISTORY
+    assert s["sources"]["git"]["added"] == KNOWLEDGE_COMMITS
     assert s["sources"]["adr"]["added"] == 3
 
 

@@ -56,7 +56,11 @@ def test_a_commit_is_an_episode_anchored_to_files_modules_and_branch() -> None:
     assert m.kind is Kind.EPISODE and cand.kept
     assert (m.source, m.source_id) == ("git", c.sha)
     assert m.created_at == c.at
-    assert "refresh the token" in m.text and "Ada" in m.text
+    # what the commit says, and nothing else: who, when and which sha are metadata
+    assert m.text == (
+        "fix(auth): refresh the token before it expires\n\nThe token expired mid-request."
+    )
+    assert m.metadata["author"] == "Ada" and m.metadata["date"] == "2023-11-14"
     assert anchors_of(cand, AnchorType.FILE) == {"src/auth/jwt.py", "tests/test_jwt.py"}
     assert "auth.jwt" in anchors_of(cand, AnchorType.MODULE)  # src layout
     assert anchors_of(cand, AnchorType.BRANCH) == {"feature/refresh"}

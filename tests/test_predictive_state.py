@@ -10,6 +10,7 @@ from predictive.signals import (
     BranchChanged,
     Diagnostic,
     DiagnosticsChanged,
+    DocumentOpened,
     DocumentSaved,
     FileOpened,
 )
@@ -33,6 +34,19 @@ def test_open_switch_and_save() -> None:
     r = s.apply(FileOpened("a.py"))
     assert r is not None and r.text == "import sys\n"
     assert s.apply(DocumentSaved("a.py")) is not None
+
+
+def test_a_background_open_keeps_the_active_file() -> None:
+    s = EditorState()
+    s.apply(FileOpened("storage/db.py"))  # the file on screen, its text not yet known
+    assert s.apply(DocumentOpened("package.json", "{}", "json")) is None
+    r = s.request()
+    assert r is not None and r.path == "storage/db.py"
+    r = s.apply(DocumentOpened("storage/db.py", "import apsw\n", "python"))
+    assert r is not None and r.path == "storage/db.py" and r.text == "import apsw\n"
+    assert s.apply(DocumentOpened("storage/db.py", "import apsw\n")) is None  # same text
+    r = s.apply(FileOpened("package.json"))  # switching to it later uses the text it had
+    assert r is not None and r.text == "{}" and r.language_id == "json"
 
 
 def test_branch_change_reassembles_once() -> None:

@@ -22,6 +22,7 @@ from server_support import (
     open_doc,
     run,
     send_diagnostics,
+    show_doc,
     switch_to,
     uri,
 )
@@ -154,7 +155,7 @@ async def test_did_close_drops_the_editor_copy(client: LanguageClient):
     client.text_document_did_close(
         types.DidCloseTextDocumentParams(text_document=types.TextDocumentIdentifier(uri=u))
     )
-    open_doc(client, ws(client).alpha / "src" / "tab3.py")
+    show_doc(client, ws(client).alpha / "src" / "tab3.py")
     since = mark(client)
     switch_to(client, u)  # back to the closed file: its text now comes from disk
     ctx = await next_context(client, since, u)
@@ -162,9 +163,9 @@ async def test_did_close_drops_the_editor_copy(client: LanguageClient):
 
 
 async def test_active_editor_changed_switches_the_context(client: LanguageClient):
-    a = open_doc(client, ws(client).alpha / "src" / "tab4.py")
+    a = show_doc(client, ws(client).alpha / "src" / "tab4.py")
     opened = mark(client)
-    b = open_doc(client, ws(client).alpha / "src" / "tab5.py")
+    b = show_doc(client, ws(client).alpha / "src" / "tab5.py")
     await next_context(client, opened, b)
     since = mark(client)
     switch_to(client, a)
@@ -174,7 +175,7 @@ async def test_active_editor_changed_switches_the_context(client: LanguageClient
 
 async def test_branch_changed_notification_switches_branch(client: LanguageClient):
     opened = mark(client)
-    u = open_doc(client, ws(client).alpha / "src" / "tab6.py")
+    u = show_doc(client, ws(client).alpha / "src" / "tab6.py")
     await next_context(client, opened, u)
     since = mark(client)
     client.protocol.notify(
@@ -189,7 +190,7 @@ async def test_branch_changed_notification_switches_branch(client: LanguageClien
 async def test_git_head_is_polled_when_no_notification_comes(client: LanguageClient):
     beta = ws(client).beta  # alpha's branch comes from the client now (see above)
     opened = mark(client)
-    u = open_doc(client, beta / "lib" / "util.py", text="def helper():\n    return 2\n")
+    u = show_doc(client, beta / "lib" / "util.py", text="def helper():\n    return 2\n")
     await next_context(client, opened, u)
     since = mark(client)
     make_repo(beta, branch="fix/login-crash")
@@ -200,7 +201,7 @@ async def test_git_head_is_polled_when_no_notification_comes(client: LanguageCli
 async def test_diagnostics_changed_brings_errors_into_the_context(client: LanguageClient):
     path = ws(client).alpha / "src" / "tab8.py"
     opened = mark(client)
-    u = open_doc(client, path)
+    u = show_doc(client, path)
     await next_context(client, opened, u)
     signature = error_signature("KeyError: 'SECRET_KEY_NAME'", None, "pyright")
     await run(
@@ -236,14 +237,14 @@ async def test_non_file_uris_are_ignored(client: LanguageClient):
 
 async def test_files_outside_the_workspace_folders_are_ignored(client: LanguageClient):
     since = mark(client)
-    open_doc(client, ws(client).base / "elsewhere" / "loose.py")
+    show_doc(client, ws(client).base / "elsewhere" / "loose.py")
     await asyncio.sleep(0.3)
     assert client.updates[since:] == []  # type: ignore[attr-defined]
 
 
 async def test_injected_files_are_never_input(client: LanguageClient):
     opened = mark(client)
-    u = open_doc(client, ws(client).alpha / "src" / "tab9.py")
+    u = show_doc(client, ws(client).alpha / "src" / "tab9.py")
     await next_context(client, opened, u)
     since = mark(client)
     for rel in (".living-memory/context.md", ".cursor/rules/living-memory.mdc"):
@@ -257,7 +258,7 @@ async def test_injected_files_are_never_input(client: LanguageClient):
 
 async def test_each_folder_has_its_own_store(client: LanguageClient):
     opened = mark(client)
-    u = open_doc(client, ws(client).beta / "lib" / "util.py")
+    u = show_doc(client, ws(client).beta / "lib" / "util.py")
     ctx = await next_context(client, opened, u)
     assert ctx["folder"] == uri(ws(client).beta)
     assert ctx["path"] == "lib/util.py"
@@ -289,7 +290,7 @@ async def test_a_workspace_folder_can_be_added(client: LanguageClient):
         )
     )
     since = mark(client)
-    u = open_doc(client, gamma / "g.py")
+    u = show_doc(client, gamma / "g.py")
     ctx = await next_context(client, since, u)
     assert ctx["folder"] == uri(gamma) and ctx["path"] == "g.py"
 
@@ -307,11 +308,11 @@ async def test_a_removed_workspace_folder_is_ignored(client: LanguageClient):
 
     change([folder], [])
     since = mark(client)
-    await next_context(client, since, open_doc(client, delta / "d.py"))
+    await next_context(client, since, show_doc(client, delta / "d.py"))
     change([], [folder])
     await asyncio.sleep(0.2)
     since = mark(client)
-    open_doc(client, delta / "e.py")
+    show_doc(client, delta / "e.py")
     await asyncio.sleep(0.4)
     assert client.updates[since:] == []  # type: ignore[attr-defined]
     message = await expect_error(run(client, "stats", {"folder": uri(delta)}))
@@ -330,7 +331,7 @@ async def test_rapid_tab_switching_ends_with_the_last_file_and_no_backlog(
     client: LanguageClient,
 ):
     uris = [open_doc(client, ws(client).alpha / "src" / f"tab{i}.py") for i in range(10, 60)]
-    await next_context(client, 0, uris[-1])
+    await next_context(client, 0, show_doc(client, ws(client).alpha / "src" / "tab9.py"))
     since = mark(client)
     for u in uris:  # 50 switches within about a second
         switch_to(client, u)
@@ -370,5 +371,5 @@ async def test_malformed_notifications_do_not_take_the_server_down(client: Langu
     stats = await run(client, "stats")
     assert stats["memories"] >= 1
     opened = mark(client)
-    u = open_doc(client, ws(client).alpha / "src" / "tab0.py")
+    u = show_doc(client, ws(client).alpha / "src" / "tab0.py")
     await next_context(client, opened, u)

@@ -281,3 +281,17 @@ def test_current_branch(tmp_path: Path) -> None:
     (repo / ".git" / "HEAD").write_text("ref: refs/heads/main\n")
     assert current_branch(worktree) == "main"
     assert current_branch(tmp_path / "nowhere") is None
+
+
+def test_a_store_with_memories_is_marked_for_new_short_forms(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Migration 3: memories stored before it carry short forms of compressor format 1."""
+    old, new = tmp_path / "old.db", tmp_path / "new.db"
+    monkeypatch.setattr(dbmod, "MIGRATIONS", MIGRATIONS[:2])
+    with MemoryStore(old) as s:
+        s.add(NewMemory(text="stored by an earlier version", index_label="adr: upon"))
+    monkeypatch.undo()
+    with MemoryStore(old) as s, MemoryStore(new) as fresh:
+        assert s.ingest_state("levels") == {"format": "1"}
+        assert fresh.ingest_state("levels") == {"format": "2"}

@@ -3,7 +3,7 @@ import eslint from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['node_modules/', 'out/', 'dist/', '*.vsix', 'eslint.config.mjs', 'esbuild.mjs'] },
+  { ignores: ['node_modules/', 'out/', 'dist/', '*.vsix', 'eslint.config.mjs', 'esbuild.mjs', 'e2e/'] },
   eslint.configs.recommended,
   ...tseslint.configs.strictTypeChecked,
   {

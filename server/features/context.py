@@ -1,6 +1,11 @@
 """``livingMemory.assembleContext``: the context of a file (default: the active one) on demand,
 with optional overrides (branch, activity, budget, diagnostics). Read-only: it neither
-changes the active file nor writes the injection targets."""
+changes the active file nor writes the injection targets.
+
+For the active file without overrides it answers the context last announced and written to
+the injection targets (same ``contextId``), unless the caller asks for a newer one than that
+(``contextId`` greater than the announced one: a context still on its way is then assembled
+on demand)."""
 
 from __future__ import annotations
 
@@ -25,6 +30,7 @@ class AssembleArgs:
     budget: int | None = None  # default: the livingMemory.budget setting
     diagnostics: tuple[Any, ...] | None = None  # default: what the editor reported
     markdown: bool = True  # include the rendered context
+    context_id: int | None = None  # the contextId the caller has (it wants that one or newer)
 
     def __post_init__(self) -> None:
         if self.budget is not None and not 200 <= self.budget <= 1_000_000:
@@ -46,8 +52,28 @@ def setup(server: LivingMemoryServer) -> None:
 
             text = open_text(server, args.uri)
 
+        def announced() -> dict[str, Any] | None:
+            """The announced context, when it is the one asked for."""
+            last = project.announced
+            plain = (args.branch, args.activity, args.budget, args.diagnostics) == (None,) * 4
+            path = rel if rel is not None else project.state.active
+            if last is None or not plain or path is None or path != project.state.active:
+                return None
+            if last["file"] != path:
+                return None
+            if args.context_id is not None and last["contextId"] < args.context_id:
+                return None
+            out = dict(last)
+            if not args.markdown:
+                out.pop("markdown", None)
+            return out
+
         def work() -> dict[str, Any]:
             import dataclasses
+
+            same = announced()
+            if same is not None:
+                return same
 
             from predictive.engine import ContextRequest
             from predictive.signals import diagnostics_from_json, parse_activity
@@ -84,19 +110,11 @@ def setup(server: LivingMemoryServer) -> None:
             request = dataclasses.replace(base, **changes)
             assert project.engine is not None
             result = project.engine.assemble(request, record=False)
-            out = result.to_dict()
-            out["items"] = [{_camel(k): v for k, v in i.items()} for i in out["items"]]
-            out["elapsedMs"] = out.pop("elapsed_ms")
-            out["uri"] = project.uris.get(request.path, args.uri)
-            out["folder"] = project.uri
+            from server.context import view
+
+            out = view(project, project.uris.get(request.path, args.uri), result)
             if not args.markdown:
                 out.pop("markdown", None)
             return out
 
         return await project.call(work)
-
-
-def _camel(key: str) -> str:
-    from server.convert import camel
-
-    return camel(key)

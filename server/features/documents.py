@@ -3,6 +3,12 @@
 
 Each becomes an editor signal; when it changes what the active file's context depends on,
 the context is refreshed (debounced; edits wait longer than opens and switches).
+
+The file on screen: a client that reports its active editor (it sent
+``activeEditorChanged``, or said so in ``initializationOptions.activeEditor``) decides which
+file is active; a ``didOpen`` then only tells the server a document's text (other extensions
+open documents in the background, a restarted server gets every open document re-sent).
+For a plain LSP client the last opened or edited file is the active one.
 """
 
 from __future__ import annotations
@@ -28,8 +34,37 @@ class ActiveEditorParams:
     uri: str
 
 
+@dataclass(frozen=True)
+class ClientActiveEditor:
+    """``initializationOptions.activeEditor``: the client reports the active editor itself;
+    ``uri`` is the one on screen at launch (None: none, or not a file)."""
+
+    uri: str | None = None
+
+
+def client_active_editor(options: Any) -> ClientActiveEditor | None:
+    """What ``initializationOptions`` say about the active editor (None: nothing, so the
+    client may never report it)."""
+    raw = options.get("activeEditor", None) if isinstance(options, dict) else None
+    if raw is None:
+        return None
+    if raw is True:
+        return ClientActiveEditor()
+    try:
+        return structure(raw, ClientActiveEditor)
+    except ConversionError as e:
+        log.warning("initializationOptions.activeEditor: ignored: %s", e)
+        return None
+
+
 def setup(server: LivingMemoryServer) -> None:
-    from predictive.signals import DocumentSaved, FileOpened  # light: no store imports
+    from predictive.signals import (  # light: no store imports
+        DocumentOpened,
+        DocumentSaved,
+        FileOpened,
+    )
+
+    launch: dict[str, str | None] = {"uri": None}
 
     def refresh(project: Any, request: Any, delay_ms: int | None = None) -> None:
         if request is not None and server.context is not None:
@@ -43,8 +78,34 @@ def setup(server: LivingMemoryServer) -> None:
         if found is None:
             return
         project, _, rel = found
-        request = project.state.apply(FileOpened(rel, doc.text, doc.language_id))
-        refresh(project, request)
+        if server.active_from_client:
+            # the client decides what is on screen: a background or re-sent open only
+            # tells us the text (and refreshes when it is the active file's)
+            signal: Any = DocumentOpened(rel, doc.text, doc.language_id)
+        else:
+            signal = FileOpened(rel, doc.text, doc.language_id)
+        refresh(project, project.state.apply(signal))
+
+    @server.on(types.INITIALIZE, wait=False)
+    def initialize(params: types.InitializeParams) -> None:
+        reported = client_active_editor(params.initialization_options)
+        if reported is not None:
+            server.active_from_client = True
+            launch["uri"] = reported.uri
+
+    @server.on(types.INITIALIZED)
+    def initialized(params: Any) -> None:
+        """The editor on screen at launch is the active file before any didOpen arrives."""
+        uri = launch.pop("uri", None)
+        if uri is None or server.registry is None:
+            return
+        found = server.registry.locate(uri)
+        if found is None:
+            return
+        project, _, rel = found
+        from server.projects import open_text
+
+        refresh(project, project.state.apply(FileOpened(rel, open_text(server, uri))))
 
     @server.on(types.TEXT_DOCUMENT_DID_CHANGE)
     def did_change(params: types.DidChangeTextDocumentParams) -> None:

@@ -33,6 +33,9 @@ class IngestArgs:
     tools: tuple[Tool, ...] | None = None  # chat tools (default: all)
     paths: tuple[str, ...] = ()  # read these files or folders instead of the usual places
     all_workspaces: bool = False  # chats of every workspace, not only this folder's
+    include_merges: bool | None = None  # default: the livingMemory.ingestMergeCommits setting
+    include_bots: bool | None = None  # default: livingMemory.ingestBotCommits
+    include_trivial: bool | None = None  # default: livingMemory.ingestTrivialCommits
     folder: str | None = None
 
 
@@ -66,6 +69,9 @@ def setup(server: LivingMemoryServer) -> None:
         await project.call(lambda: None)  # the store is open
         request_id, token = request_context()
         options = {k: v for k, v in asdict(args).items() if k != "folder"}
+        for key, default in project.settings.commit_options.items():
+            if key in options and options[key] is None:
+                options[key] = default
 
         def work(job: Job) -> Any:
             job.progress(0, 1, "starting")

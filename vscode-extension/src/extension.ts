@@ -62,7 +62,7 @@ export function activate(context: vscode.ExtensionContext): void {
   const server = new ServerManager(context, log, createInstaller(context, log));
   manager = server;
   const store = new ContextStore();
-  const documents = new MemoryDocuments(server);
+  const documents = new MemoryDocuments(server, store);
   const view = new MemoryView(server, store);
   const services: Services = { manager: server, store, documents, view, log };
 

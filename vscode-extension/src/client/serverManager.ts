@@ -66,6 +66,12 @@ export function readSettings(scope?: vscode.Uri): Record<string, unknown> {
   return raw;
 }
 
+/** The file on screen (a `file:` URI), or null: the server starts with it as the active file. */
+function activeFileUri(): string | null {
+  const uri = vscode.window.activeTextEditor?.document.uri;
+  return uri?.scheme === 'file' ? uri.toString() : null;
+}
+
 export class ServerManager implements NotificationSender, vscode.Disposable {
   private client: LanguageClient | undefined;
   private current: PythonCandidate | undefined;
@@ -255,7 +261,7 @@ export class ServerManager implements NotificationSender, vscode.Disposable {
       documentSelector: [{ scheme: 'file' }],
       outputChannel: this.log,
       diagnosticCollectionName: OWN_SOURCE,
-      initializationOptions: () => initializationOptions(readSettings()),
+      initializationOptions: () => initializationOptions(readSettings(), activeFileUri()),
       errorHandler: {
         error: (error, _message, count): ErrorHandlerResult => {
           this.log.error(`connection error: ${error.message}`);

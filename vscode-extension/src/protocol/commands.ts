@@ -60,6 +60,8 @@ export interface AssembleContextArgs extends FolderArg {
   budget?: number;
   diagnostics?: unknown[];
   markdown?: boolean;
+  /** The contextId the caller shows: the server answers that context (or a newer one). */
+  contextId?: number | null;
 }
 
 export interface RememberArgs extends FolderArg {
@@ -143,6 +145,10 @@ export interface IngestArgs extends FolderArg {
   dryRun?: boolean;
   /** Chats of every workspace, not only this folder's. */
   allWorkspaces?: boolean;
+  /** Keep merge / bot / trivial commits (default: the livingMemory.ingest…Commits settings). */
+  includeMerges?: boolean;
+  includeBots?: boolean;
+  includeTrivial?: boolean;
 }
 
 export interface ConsolidateArgs extends FolderArg {
@@ -160,6 +166,8 @@ export interface AssembledContext {
   branch: string | null;
   activity: string;
   generation: number;
+  /** The announced (and injected) context's id; null when assembled on demand. */
+  contextId: number | null;
   elapsedMs: number;
   uri: string;
   folder: string;
@@ -337,6 +345,10 @@ export interface IngestSourceSummary {
   dropped?: number;
   superseded?: number;
   archived?: number;
+  /** Old-format memories brought up to date. */
+  rewritten?: number;
+  /** Noise left out, by reason (merge, bot, trivial). */
+  ignored?: Record<string, number>;
   byKind?: Record<string, number>;
   sessions?: number;
   messages?: number;

@@ -67,6 +67,8 @@ export interface ContextUpdatedParams {
   injected: string[];
   refused: string[];
   generation: number;
+  /** One id per context written to the injection targets (grows; null from older servers). */
+  contextId?: number | null;
   elapsedMs: number;
 }
 

@@ -19,6 +19,9 @@ export const SERVER_SETTING_KEYS = [
   'gitExcludeInjected',
   'captureFixes',
   'ingestOnFirstOpen',
+  'ingestMergeCommits',
+  'ingestBotCommits',
+  'ingestTrivialCommits',
   'logLevel',
   'debounceMs',
   'changeDebounceMs',
@@ -49,6 +52,9 @@ export interface ServerSettings {
   gitExcludeInjected: boolean;
   captureFixes: boolean;
   ingestOnFirstOpen: boolean;
+  ingestMergeCommits: boolean;
+  ingestBotCommits: boolean;
+  ingestTrivialCommits: boolean;
   logLevel: 'error' | 'warning' | 'info' | 'debug';
   debounceMs: number;
   changeDebounceMs: number;
@@ -83,16 +89,33 @@ export function serverSettings(raw: unknown): Partial<ServerSettings> {
   return out;
 }
 
-/** `initializationOptions` as the server reads them (wrapped in the section name). */
-export function initializationOptions(raw: unknown): { livingMemory: Partial<ServerSettings> } {
-  return { livingMemory: serverSettings(raw) };
+export interface InitializationOptions {
+  livingMemory: Partial<ServerSettings>;
+  /**
+   * Present when the client reports its active editor (`livingMemory/activeEditorChanged`):
+   * then a `didOpen` never makes a document the active one (background opens, the opens a
+   * restarted server is re-sent). `uri` is the file on screen at launch, if any.
+   */
+  activeEditor?: { uri: string | null };
+}
+
+/**
+ * `initializationOptions` as the server reads them: the settings wrapped in the section name,
+ * and — when `activeEditor` is given (a file URI, or null for none) — the file on screen.
+ */
+export function initializationOptions(raw: unknown, activeEditor?: string | null): InitializationOptions {
+  const out: InitializationOptions = { livingMemory: serverSettings(raw) };
+  if (activeEditor !== undefined) {
+    out.activeEditor = { uri: activeEditor };
+  }
+  return out;
 }
 
 /** The `workspace/didChangeConfiguration` parameters (push for clients that cannot be pulled). */
 export function didChangeConfigurationParams(raw: unknown): {
   settings: { livingMemory: Partial<ServerSettings> };
 } {
-  return { settings: initializationOptions(raw) };
+  return { settings: { livingMemory: serverSettings(raw) } };
 }
 
 /** Settings whose change needs a new server process (everything else is applied live). */

@@ -39,6 +39,12 @@ export async function guarded(what: string, log: vscode.LogOutputChannel, body: 
   }
 }
 
+/** The file on screen (a `file:` URI), or undefined (no editor, an output pane, a diff…). */
+export function activeFileUri(): string | undefined {
+  const uri = vscode.window.activeTextEditor?.document.uri;
+  return uri?.scheme === 'file' ? uri.toString() : undefined;
+}
+
 /** The file the user means: the active editor's, else the one the last context was for. */
 export function currentFile(store: ContextStore): string | undefined {
   const uri = vscode.window.activeTextEditor?.document.uri;

@@ -24,7 +24,9 @@ export async function copyContext(s: Services): Promise<void> {
       void vscode.window.showInformationMessage(NO_FILE);
       return;
     }
-    const context = await s.manager.api.assembleContext({ uri });
+    // the context the status bar and the view show (the server answers it, or a newer one)
+    const shown = s.store.current(uri);
+    const context = await s.manager.api.assembleContext({ uri, contextId: shown?.contextId ?? null });
     await vscode.env.clipboard.writeText(context.markdown ?? '');
     vscode.window.setStatusBarMessage(
       `$(check) Living Memory: copied the context of ${context.file} (${formatTokens(context.tokens.total)} tokens)`,

@@ -7,6 +7,7 @@ import type { ServerManager } from '../client/serverManager';
 import { DOCUMENT_SCHEME } from '../ids';
 import { describeError } from '../protocol/errors';
 import { parseRoute, routeLocation } from '../view/documentRoutes';
+import type { ContextStore } from '../view/contextStore';
 import type { DocumentRoute } from '../view/documentRoutes';
 import { renderMemory, renderObject } from '../view/format';
 
@@ -20,7 +21,10 @@ export class MemoryDocuments implements vscode.TextDocumentContentProvider, vsco
 
   readonly onDidChange = this.changeEmitter.event;
 
-  constructor(private readonly manager: ServerManager) {
+  constructor(
+    private readonly manager: ServerManager,
+    private readonly store?: ContextStore,
+  ) {
     this.registration = vscode.workspace.registerTextDocumentContentProvider(DOCUMENT_SCHEME, this);
   }
 
@@ -44,7 +48,8 @@ export class MemoryDocuments implements vscode.TextDocumentContentProvider, vsco
   private async render(route: DocumentRoute, token: vscode.CancellationToken): Promise<string> {
     switch (route.kind) {
       case 'context': {
-        const context = await this.manager.api.assembleContext({ uri: route.uri }, { token });
+        const contextId = this.store?.current(route.uri)?.contextId ?? null;
+        const context = await this.manager.api.assembleContext({ uri: route.uri, contextId }, { token });
         return context.markdown ?? '';
       }
       case 'memory': {

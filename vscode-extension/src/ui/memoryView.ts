@@ -10,6 +10,7 @@ import { TIERS } from '../protocol/notifications';
 import type { ContextItem, ContextUpdatedParams, Tier } from '../protocol/notifications';
 import type { ContextStore } from '../view/contextStore';
 import { contradictionLabel, formatTokens, kindIcon, TIER_TITLES } from '../view/format';
+import { activeFileUri } from './common';
 
 type Node =
   | { type: 'tier'; tier: Tier; update: ContextUpdatedParams }
@@ -41,6 +42,9 @@ export class MemoryView implements vscode.TreeDataProvider<Node>, vscode.Disposa
       manager.onDidChangeState(() => {
         void this.refresh();
       }),
+      vscode.window.onDidChangeActiveTextEditor(() => {
+        void this.refresh();
+      }),
       this.view.onDidChangeVisibility((e) => {
         if (e.visible) {
           void this.refresh();
@@ -51,7 +55,7 @@ export class MemoryView implements vscode.TreeDataProvider<Node>, vscode.Disposa
 
   /** Re-reads the contradictions (when the view is visible) and redraws. */
   async refresh(): Promise<void> {
-    const update = this.store.latest;
+    const update = this.store.current(activeFileUri());
     if (this.view.visible && update && this.manager.state === 'running') {
       try {
         const result = await this.manager.api.contradictions({ status: 'open', folder: update.folder });
@@ -65,7 +69,7 @@ export class MemoryView implements vscode.TreeDataProvider<Node>, vscode.Disposa
   }
 
   getChildren(node?: Node): Node[] | Promise<Node[]> {
-    const update = this.store.latest;
+    const update = this.store.current(activeFileUri());
     if (!node) {
       if (this.manager.state !== 'running' || !update) {
         return [];

@@ -4,6 +4,7 @@ import type { ServerManager, ServerState } from '../client/serverManager';
 import { COMMANDS } from '../ids';
 import type { ContextStore } from '../view/contextStore';
 import { statusText, statusTooltip } from '../view/format';
+import { activeFileUri } from './common';
 
 export class StatusBar implements vscode.Disposable {
   private readonly item: vscode.StatusBarItem;
@@ -57,8 +58,7 @@ export class StatusBar implements vscode.Disposable {
       case 'running':
         break;
     }
-    const active = vscode.window.activeTextEditor?.document.uri;
-    const update = this.store.forUri(active?.scheme === 'file' ? active.toString() : undefined);
+    const update = this.store.current(activeFileUri());
     item.command = COMMANDS.showContext.id;
     if (!update) {
       item.text = '$(database) Living Memory';

@@ -16,6 +16,10 @@ export class ContextStore {
   }
 
   update(params: ContextUpdatedParams): void {
+    const held = this.byUri.get(params.uri);
+    if (isOlder(params, held)) {
+      return; // a context older than the one shown for that file never replaces it
+    }
     this.byUri.delete(params.uri);
     this.byUri.set(params.uri, params);
     while (this.byUri.size > MAX_REMEMBERED) {
@@ -27,6 +31,15 @@ export class ContextStore {
     }
     this.latestUpdate = params;
     this.emit(params);
+  }
+
+  /**
+   * The context to show while `activeUri` is on screen: that file's latest context (none
+   * yet: undefined, never another file's); with no file on screen (an output pane, no
+   * editor), the latest one. The status bar, the view and Copy Context all use this.
+   */
+  current(activeUri: string | undefined): ContextUpdatedParams | undefined {
+    return activeUri === undefined ? this.latestUpdate : this.byUri.get(activeUri);
   }
 
   /** The context of `uri` when known, else the latest one (the server's active file). */
@@ -54,4 +67,10 @@ export class ContextStore {
       listener(update);
     }
   }
+}
+
+function isOlder(update: ContextUpdatedParams, held: ContextUpdatedParams | undefined): boolean {
+  const a = update.contextId;
+  const b = held?.contextId;
+  return typeof a === 'number' && typeof b === 'number' && a < b;
 }

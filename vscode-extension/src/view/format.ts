@@ -299,6 +299,12 @@ export function renderIngest(title: string, summary: IngestSummary): string {
     `Added **${count(summary.added)}**, already known ${count(summary.existing)}, dropped as low-confidence ${count(summary.dropped)}` +
       (typeof summary.seconds === 'number' ? ` in ${summary.seconds.toFixed(1)} s.` : '.'),
   );
+  const ignored = Object.entries(sources).flatMap(([name, s]) =>
+    isPlainObject(s.ignored) ? Object.entries(s.ignored).map(([why, n]) => `${name} ${count(n)} ${why}`) : [],
+  );
+  if (ignored.length > 0) {
+    lines.push('', `Left out as noise: ${cell(ignored.join(', '))}.`);
+  }
   const skipped = summary.skipped;
   if (isPlainObject(skipped) && typeof skipped.total === 'number' && skipped.total > 0) {
     lines.push('', `## Skipped: ${count(skipped.total)}`, '');

@@ -20,6 +20,7 @@ import {
   isContextUpdated,
   TIERS,
 } from '../../src/protocol/notifications';
+import { ContextStore } from '../../src/view/contextStore';
 import { statusText } from '../../src/view/format';
 import { eventually, fileUri, makeRepo, startServer, tempDir, waitFor } from './harness';
 import type { TestServer } from './harness';
@@ -51,11 +52,13 @@ after(async () => {
 
 const uriOf = (rel: string) => fileUri(path.join(repo, rel));
 
+/** Opens a file in a tab as VS Code does: didOpen, then the active editor changes to it. */
 async function open(rel: string, version = 1): Promise<string> {
   const uri = uriOf(rel);
   await server.connection.sendNotification(DidOpenTextDocumentNotification.type, {
     textDocument: { uri, languageId: 'python', version, text: fs.readFileSync(path.join(repo, rel), 'utf8') },
   });
+  await server.connection.sendNotification(activeEditorChanged, { uri });
   return uri;
 }
 
@@ -107,6 +110,37 @@ describe('livingMemory/activeEditorChanged', () => {
     const update = await server.nextUpdate(since);
     assert.equal(update.uri, a);
     assert.equal((await server.api.assembleContext({ folder: fileUri(repo) })).file, 'src/a.py');
+  });
+});
+
+describe('one context everywhere', () => {
+  test('status bar, view, Copy Context and the injected files show the same context', async () => {
+    const a = uriOf('src/a.py');
+    const since = server.updates.length;
+    await server.connection.sendNotification(activeEditorChanged, { uri: uriOf('src/b.py') });
+    await server.connection.sendNotification(activeEditorChanged, { uri: a });
+    await server.nextUpdate(since, (u) => u.uri === a);
+    await new Promise((r) => setTimeout(r, 300)); // any later announcement arrives too
+    const store = new ContextStore();
+    for (const u of server.updates) {
+      store.update(u); // what the extension does with every contextUpdated
+    }
+    const shown = store.current(a); // the status bar and the view
+    assert.ok(shown && typeof shown.contextId === 'number');
+    assert.equal(store.current(uriOf('src/never-opened.py')), undefined); // never another file's
+    const copied = await server.api.assembleContext({ uri: a, contextId: shown.contextId });
+    assert.equal(copied.contextId, shown.contextId);
+    assert.deepEqual(copied.tokens, shown.tokens);
+    assert.deepEqual(
+      copied.items.map((i) => i.key),
+      shown.items.map((i) => i.key),
+    );
+    const injected = shown.injected.find((p) => p.endsWith(path.join('.living-memory', 'context.md')));
+    assert.ok(injected && copied.markdown);
+    assert.ok(fs.readFileSync(injected, 'utf8').includes(copied.markdown.trim()));
+    // an older context for the same file never replaces the one shown
+    store.update({ ...shown, contextId: shown.contextId - 1, tokens: { ...shown.tokens, total: 1 } });
+    assert.equal(store.current(a)?.contextId, shown.contextId);
   });
 });
 

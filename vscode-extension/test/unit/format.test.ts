@@ -78,7 +78,17 @@ describe('markdown renderings', () => {
     const md = renderIngest('Ingest result', {
       dryRun: false,
       sources: {
-        git: { read: 72, added: 70, existing: 2, unchanged: 0, dropped: 0, superseded: 1, archived: 0, byKind: { episode: 70 } },
+        git: {
+          read: 72,
+          added: 70,
+          existing: 2,
+          unchanged: 0,
+          dropped: 0,
+          superseded: 1,
+          archived: 0,
+          byKind: { episode: 70 },
+          ignored: { merge: 3, trivial: 2 },
+        },
         rules: { read: 3, added: 3, existing: 0, unchanged: 0, dropped: 0, superseded: 0, archived: 0, byKind: {} },
       },
       added: 73,
@@ -91,6 +101,7 @@ describe('markdown renderings', () => {
     assert.match(md, /\| rules \| 3 \| 3 \| 0 \| 0 \| 0 \| 0 \| 0 \| — \|/);
     assert.match(md, /Added \*\*73\*\*, already known 2, dropped as low-confidence 0 in 0\.2 s\./);
     assert.match(md, /## Skipped: 2\n\n- binary: 1\n- too large: 1/);
+    assert.match(md, /Left out as noise: git 3 merge, git 2 trivial\./);
     assert.doesNotMatch(md, /Dry run/);
   });
 

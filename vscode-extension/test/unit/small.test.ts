@@ -83,6 +83,11 @@ describe('settings', () => {
 
   test('init options and pushed configuration are wrapped in the section', () => {
     assert.deepEqual(initializationOptions({ budget: 300 }), { livingMemory: { budget: 300 } });
+    assert.deepEqual(initializationOptions({}, 'file:///p/a.py'), {
+      livingMemory: {},
+      activeEditor: { uri: 'file:///p/a.py' },
+    });
+    assert.deepEqual(initializationOptions({}, null), { livingMemory: {}, activeEditor: { uri: null } });
     assert.deepEqual(didChangeConfigurationParams({ budget: 300 }), { settings: { livingMemory: { budget: 300 } } });
   });
 
@@ -200,6 +205,22 @@ describe('context store', () => {
     sub.dispose();
     store.update(a);
     assert.deepEqual(seen, ['file:///w/a.py', 'file:///w/b.py', undefined]);
+  });
+
+  test('the current context is the file on screen’s, never another file’s', () => {
+    const store = new ContextStore();
+    const a = sampleUpdate({ uri: 'file:///w/a.py', contextId: 4 });
+    const pkg = sampleUpdate({ uri: 'file:///w/package.json', contextId: 5 });
+    store.update(a);
+    store.update(pkg); // a background open the server announced anyway
+    assert.equal(store.current('file:///w/a.py'), a);
+    assert.equal(store.current('file:///w/b.py'), undefined);
+    assert.equal(store.current(undefined), pkg); // no file on screen: the latest
+    store.update(sampleUpdate({ uri: 'file:///w/a.py', contextId: 3 })); // older: ignored
+    assert.equal(store.current('file:///w/a.py'), a);
+    const newer = sampleUpdate({ uri: 'file:///w/a.py', contextId: 6 });
+    store.update(newer);
+    assert.equal(store.current('file:///w/a.py'), newer);
   });
 
   test('remembers a bounded number of files', () => {

@@ -1,0 +1,126 @@
+"""Which commits are knowledge. Merges ("Merge branch …", "merge main"), commits of bots
+(dependabot, renovate, github-actions, "…[bot]", release bots) and trivial commits ("wip",
+"lol tabs", "Initial commit", "fix", a two-word subject with no body) say nothing a developer
+or an AI needs; by default they are left out of the memory (and counted).
+
+And what of a commit message matters: :func:`meaningful_body` drops trailers
+(``Signed-off-by:``, ``Co-authored-by:`` …), unticked and ticked checklist lines, HTML comments
+and the empty headings of pull request templates.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Literal
+
+from storage.sources.records import Commit
+
+Noise = Literal["merge", "bot", "trivial"]
+
+_MERGE_SUBJECT = re.compile(
+    r"^(merge (branch|remote-tracking branch|pull request|tag|commit|(the )?(main|master|"
+    r"develop|dev|trunk|upstream|origin)\b)|merged? (in |from )?(main|master|develop|dev|"
+    r"upstream|origin/\S+)\s*$)",
+    re.I,
+)
+_BOT = re.compile(
+    r"\[bot\]|\bbot@|(^|[\s<._-])(dependabot|renovate|github-actions|greenkeeper|snyk-bot|"
+    r"pre-commit-ci|allcontributors|imgbot|mergify|semantic-release|release-please|"
+    r"release-bot|releasebot|codecov|deepsource|pyup-bot|whitesource|web-flow-bot)\b",
+    re.I,
+)
+_CONVENTIONAL = re.compile(
+    r"^(?:feat|fix|docs|style|refactor|perf|test|build|ci|chore|revert)(?:\([^)]{1,40}\))?!?:\s*",
+    re.I,
+)
+_TRIVIAL_SUBJECT = re.compile(
+    r"^(wip|work in progress|initial commit|first commit|init|initial|update|updates|updated|"
+    r"fix|fixes|fixed|fixup|typo|typos|fix typo|fix typos|minor|minor fix(es)?|minor changes?|"
+    r"small fix(es)?|cleanup|clean up|tweak|tweaks|changes|more changes|stuff|misc|test|"
+    r"testing|tmp|temp|oops|lol.*|idk.*|asdf.*|x+|\.+|save|commit|formatting|format|lint|"
+    r"bump( version)?|version bump|release|v?\d+(\.\d+)+([-+.\w]*)?|release v?\d+(\.\d+)+\S*|"
+    r"merge|try again|again|another (try|fix)|maybe( this)?( works)?|works?|done|checkpoint)"
+    r"[\s.!?]*$",
+    re.I,
+)
+_FIXUP = re.compile(r"^(fixup!|squash!|amend!)", re.I)
+_TRAILER = re.compile(
+    r"^(signed-off-by|co-authored-by|reviewed-by|acked-by|tested-by|reported-by|"
+    r"suggested-by|helped-by|cc|change-id|reviewed-on|pr-url|git-svn-id|"
+    r"dependabot-update|x-\w[\w-]*):",
+    re.I,
+)
+_CHECKBOX = re.compile(r"^\s*[-*]\s*\[[ xX]?\]")
+_HTML_COMMENT = re.compile(r"<!--.*?-->", re.S)
+_HEADING = re.compile(r"^\s{0,3}#{1,6}\s+\S")
+
+
+@dataclass(frozen=True)
+class CommitFilter:
+    """Which kinds of noise to keep anyway (all off by default)."""
+
+    merges: bool = False
+    bots: bool = False
+    trivial: bool = False
+
+    def excludes(self, c: Commit) -> Noise | None:
+        """Why ``c`` is left out, or None when it is kept. A revert is always kept: it
+        supersedes the commit it reverts."""
+        if c.reverts:
+            return None
+        reason = noise(c)
+        if reason == "merge" and self.merges:
+            return None
+        if reason == "bot" and self.bots:
+            return None
+        if reason == "trivial" and self.trivial:
+            return None
+        return reason
+
+
+def noise(c: Commit) -> Noise | None:
+    """What kind of noise a commit is, if any."""
+    subject = " ".join(c.subject.split())
+    if c.is_merge or _MERGE_SUBJECT.match(subject):
+        return "merge"
+    if _BOT.search(f"{c.author} <{c.email}>"):
+        return "bot"
+    if is_trivial(subject, c.body):
+        return "trivial"
+    return None
+
+
+def is_trivial(subject: str, body: str) -> bool:
+    """A subject that says nothing (or two words or fewer) and a body with nothing in it."""
+    if meaningful_body(body):
+        return False
+    if _FIXUP.match(subject):
+        return True
+    rest = _CONVENTIONAL.sub("", subject).strip()
+    if not rest or _TRIVIAL_SUBJECT.match(rest):
+        return True
+    words = re.findall(r"[A-Za-z0-9][\w.'/-]*", rest)
+    return len(words) <= 2
+
+
+def meaningful_body(body: str) -> str:
+    """A commit body without trailers, checklists, HTML comments, empty headings or runs of
+    blank lines."""
+    text = _HTML_COMMENT.sub("", body or "")
+    lines: list[str] = []
+    for line in text.splitlines():
+        s = line.rstrip()
+        if _TRAILER.match(s.strip()) or _CHECKBOX.match(s):
+            continue
+        lines.append(s)
+    kept: list[str] = []
+    for i, line in enumerate(lines):
+        if _HEADING.match(line):
+            following = next((n for n in lines[i + 1 :] if n.strip()), "")
+            if not following or _HEADING.match(following):
+                continue  # a template heading with nothing under it
+        if not line.strip() and (not kept or not kept[-1].strip()):
+            continue
+        kept.append(line)
+    return "\n".join(kept).strip()

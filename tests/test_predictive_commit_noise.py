@@ -1,0 +1,131 @@
+"""Which commits are knowledge: merges, bots and trivial commits are left out by default;
+a commit's memory is its subject and what its body says, never boilerplate."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from predictive.commit_noise import CommitFilter, meaningful_body, noise
+from predictive.extract import from_commit
+from predictive.ingest import GIT_FORMAT, run
+from storage.repository import MemoryStore
+from storage.sources.records import Commit
+from tests.project_fixtures import make_git_repo
+
+
+def commit(
+    subject: str,
+    body: str = "",
+    *,
+    author: str = "Ada Lovelace",
+    email: str = "ada@example.com",
+    parents: int = 1,
+    reverts: str | None = None,
+) -> Commit:
+    return Commit(
+        sha="c" * 40,
+        parents=tuple(str(i) * 40 for i in range(parents)),
+        author=author,
+        email=email,
+        at=1_790_000_000.0,
+        subject=subject,
+        body=body,
+        files=("wrangler.jsonc",),
+        reverts=reverts,
+    )
+
+
+@pytest.mark.parametrize(
+    ("c", "reason"),
+    [
+        (commit("Merge branch 'main' into feature/ledger", parents=2), "merge"),
+        (commit("merge main"), "merge"),  # a squashed or rebased "merge" is no merge either
+        (commit("Merge pull request #2041 from cisagov/za/1810-fix-docs"), "merge"),
+        (
+            commit(
+                "Bump django from 4.2.1 to 4.2.7",
+                "Bumps [django](https://github.com/django/django) from 4.2.1 to 4.2.7.",
+                author="dependabot[bot]",
+                email="49699333+dependabot[bot]@users.noreply.github.com",
+            ),
+            "bot",
+        ),
+        (commit("chore(deps): update dependency vite to v5", author="renovate[bot]"), "bot"),
+        (commit("Update CHANGELOG for release", author="github-actions"), "bot"),
+        (commit("chore: release 1.4.0", author="release-please[bot]"), "bot"),
+        (commit("lol tabs"), "trivial"),
+        (commit("idk maybe works"), "trivial"),
+        (commit("Initial commit"), "trivial"),
+        (commit("wip"), "trivial"),
+        (commit("fix"), "trivial"),
+        (commit("fix: typo"), "trivial"),
+        (commit("Update README.md"), "trivial"),
+        (commit("fixup! Add the ledger", "Signed-off-by: Ada <ada@example.com>"), "trivial"),
+    ],
+)
+def test_noise_is_recognised(c: Commit, reason: str) -> None:
+    assert noise(c) == reason
+    assert CommitFilter().excludes(c) == reason
+
+
+@pytest.mark.parametrize(
+    "c",
+    [
+        commit("Add token auth to the API"),
+        commit("fix(auth): refresh the token before it expires"),
+        commit("Cache", "The ledger totals are cached for 60 s; invalidated on every write."),
+        commit('Revert "Add caching"', "This reverts commit abc1234.", reverts="abc1234"),
+        commit("Document the auth header"),
+    ],
+)
+def test_knowledge_is_kept(c: Commit) -> None:
+    assert noise(c) is None or c.reverts
+    assert CommitFilter().excludes(c) is None
+
+
+def test_each_kind_of_noise_can_be_kept() -> None:
+    merge = commit("Merge branch 'x'", parents=2)
+    bot = commit("Bump x", author="dependabot[bot]")
+    trivial = commit("wip")
+    keep_all = CommitFilter(merges=True, bots=True, trivial=True)
+    assert [keep_all.excludes(c) for c in (merge, bot, trivial)] == [None, None, None]
+    assert CommitFilter(merges=True).excludes(bot) == "bot"
+
+
+def test_a_commit_reads_as_what_it_says() -> None:
+    c = commit(
+        "Store sessions in Redis",
+        "## Summary\n\nSessions outgrew the cookie (4 kB); Redis keeps them server-side.\n\n"
+        "## Checklist\n- [x] tests\n- [ ] docs\n\n<!-- describe the change -->\n"
+        "Co-authored-by: Grace <grace@example.com>\nSigned-off-by: Ada <ada@example.com>",
+    )
+    text = from_commit(c).memory.text
+    assert text == (
+        "Store sessions in Redis\n\n## Summary\n\n"
+        "Sessions outgrew the cookie (4 kB); Redis keeps them server-side."
+    )
+    for boilerplate in ("Commit ", "Ada", "2026", "Files:", "Signed-off-by", "[x]", "<!--"):
+        assert boilerplate not in text
+    assert meaningful_body("Signed-off-by: A <a@x>\n\n") == ""
+
+
+def test_an_old_store_is_rewritten_once(store: MemoryStore, tmp_path: Path) -> None:
+    """Memories stored by the former extraction ("Commit <sha> by … on …:", merges kept) are
+    rewritten or archived by the next git ingestion; a second run changes nothing."""
+    repo = make_git_repo(tmp_path)
+    run(store, root=repo.root, options={"sources": ["git"], "include_merges": True})
+    api = store.find_by_source("git", repo.shas["api"])
+    merge = store.find_by_source("git", repo.shas["merge"])
+    assert api is not None and merge is not None
+    store.update(api.id, text=f"Commit {repo.shas['api'][:10]} by Ada on 2023-11-14: " + api.text)
+    store.set_ingest_state("git", {"format": "1"})
+
+    s = run(store, root=repo.root, options={"sources": ["git"]})["sources"]["git"]
+    assert s["rewritten"] == 1 and s["archived"] == 1 and s["added"] == 0
+    assert store.get(api.id).text.startswith("Add the API module\n\n")
+    assert store.get(merge.id).archived
+    assert store.ingest_state("git")["format"] == GIT_FORMAT
+    again = run(store, root=repo.root, options={"sources": ["git"]})["sources"]["git"]
+    assert again["read"] == 0 and again.get("rewritten", 0) == 0
