@@ -34,6 +34,7 @@ from storage.models import (
     Resolution,
     Scope,
     TraversalStep,
+    clip_anchor_value,
 )
 from storage.redact import redact, redact_value
 from storage.text import content_hash, identifier_terms
@@ -264,7 +265,7 @@ def _clean_anchors(anchors: Iterable[Any]) -> list[Anchor]:
             raise InvalidInput(f"anchor {a.type}: has an empty value")
         if "\x00" in a.value:
             raise InvalidInput("anchor value contains NUL bytes")
-        out.append(Anchor(atype, redact(a.value.strip())))
+        out.append(Anchor(atype, clip_anchor_value(redact(a.value.strip()))))
     return list(dict.fromkeys(out))
 
 
