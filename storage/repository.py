@@ -483,7 +483,7 @@ class MemoryStore:
             "updated_at": now,
             "valid_from": _time(m.valid_from, "valid_from", created),
             "valid_to": _time(m.valid_to, "valid_to", None),
-            "fact_key": m.fact_key,
+            "fact_key": redact(m.fact_key) if m.fact_key else m.fact_key,
             "fact_value": _optional_text(m.fact_value, "fact_value"),
             "metadata": _json(m.metadata),
             "anchors": _clean_anchors(m.anchors),
@@ -857,6 +857,8 @@ class MemoryStore:
                 v = _choice(Scope, v, "scope").value
             elif k == "metadata":
                 v = _json(v)
+            elif k == "fact_key" and isinstance(v, str):
+                v = redact(v)
             elif k in ("valid_from", "valid_to", "decay_score"):
                 v = _time(v, k, None)
                 if v is None and k != "valid_to":
@@ -985,7 +987,7 @@ class MemoryStore:
             conn.execute(
                 "UPDATE memories SET archived = 1, archived_at = ?, archive_reason = ?, "
                 "updated_at = ? WHERE id = ?",
-                (_now(), reason, _now(), memory_id),
+                (_now(), redact(reason) if reason else reason, _now(), memory_id),
             )
         return self.get(memory_id)
 
@@ -1053,7 +1055,7 @@ class MemoryStore:
             for mid in memory_ids:
                 conn.execute(
                     "INSERT INTO access_log(memory_id, at, kind, context) VALUES (?, ?, ?, ?)",
-                    (mid, now, kind.value, context),
+                    (mid, now, kind.value, redact(context) if context else context),
                 )
                 bump = f", {column} = {column} + 1" if column else ""
                 conn.execute(
