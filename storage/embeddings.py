@@ -99,8 +99,9 @@ class OnnxEmbedder:
         batch_size: int = 16,
         max_length: int = 256,
     ) -> None:
-        import onnxruntime as ort
         from tokenizers import Tokenizer
+
+        from storage.ort import ort
 
         self.files = files or default_model_files()
         self.batch_size = max(1, batch_size)

@@ -96,12 +96,16 @@ class Wire:
             if "method" not in m and m.get("id") == msg_id:
                 return m
 
-    def stats(self, msg_id: int) -> dict[str, Any]:
-        """Send a well-formed request and return its answer: the stream still works."""
-        params = {"command": "livingMemory.stats", "arguments": []}
-        self.send(frame({"jsonrpc": "2.0", "id": msg_id, "method": "workspace/executeCommand",
-                         "params": params}))  # fmt: skip
+    def command(self, msg_id: int, command: str, *arguments: Any) -> dict[str, Any]:
+        """Run ``workspace/executeCommand`` and return the answer."""
+        params = {"command": command, "arguments": list(arguments)}
+        message = {"jsonrpc": "2.0", "id": msg_id, "method": "workspace/executeCommand"}
+        self.send(frame({**message, "params": params}))
         return self.response(msg_id)
+
+    def stats(self, msg_id: int) -> dict[str, Any]:
+        """A well-formed request's answer: the stream still works."""
+        return self.command(msg_id, "livingMemory.stats")
 
     def close(self) -> None:
         if self.proc.poll() is None:
@@ -185,10 +189,7 @@ def test_a_frame_that_is_not_json_is_a_parse_error(wire: Wire) -> None:
 def test_a_huge_branch_name_does_not_stop_the_server(wire: Wire) -> None:
     params = {"branch": "b" * 10_000_000, "previous": "main"}
     wire.send(frame({"jsonrpc": "2.0", "method": "livingMemory/branchChanged", "params": params}))
-    cmd = {"command": "livingMemory.assembleContext", "arguments": [{"budget": 200}]}
-    wire.send(frame({"jsonrpc": "2.0", "id": 17, "method": "workspace/executeCommand",
-                     "params": cmd}))  # fmt: skip
-    answer = wire.response(17)
+    answer = wire.command(17, "livingMemory.assembleContext", {"budget": 200})
     assert "error" in answer or answer["result"]["tokens"]["total"] <= 200
     assert wire.stats(18)["result"]["memories"] >= 0
 
@@ -199,7 +200,10 @@ def test_a_huge_tag_is_remembered_and_answered(wire: Wire) -> None:
     wire.send(frame({"jsonrpc": "2.0", "id": 19, "method": "workspace/executeCommand",
                      "params": cmd}))  # fmt: skip
     assert wire.response(19)["result"]["id"] >= 1
-    cmd = {"command": "livingMemory.assembleContext", "arguments": [{"uri": uri(wire.folder / "a.py")}]}
+    cmd = {
+        "command": "livingMemory.assembleContext",
+        "arguments": [{"uri": uri(wire.folder / "a.py")}],
+    }
     wire.send(frame({"jsonrpc": "2.0", "id": 20, "method": "workspace/executeCommand",
                      "params": cmd}))  # fmt: skip
     assert "result" in wire.response(20)
