@@ -602,7 +602,7 @@ def cmd_stats(store: MemoryStore, a: argparse.Namespace) -> int:
 
 
 def cmd_reindex(store: MemoryStore, a: argparse.Namespace) -> int:
-    result = store.reindex(progress=_progress("embedding"))
+    result = store.reindex(progress=_progress("embedding"), fts_progress=_progress("keywords"))
     if a.json:
         _print_json(result)
     else:

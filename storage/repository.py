@@ -43,6 +43,7 @@ from storage.vector_index import VectorIndex
 log = logging.getLogger(__name__)
 
 MAX_TEXT_CHARS = 200_000
+REINDEX_BATCH = 500  # memories per write transaction when the indexes are rebuilt
 _MEMORY_COLUMNS = (
     "id, kind, text, summary, compressed, index_label, scope, source, source_id, content_hash, "
     "importance, confidence, decay_score, retrieval_count, citation_count, ignore_count, "
@@ -1508,15 +1509,41 @@ class MemoryStore:
             )
         }
 
-    def reindex(self, *, progress: Callable[[int, int], None] | None = None) -> dict[str, Any]:
-        """Rebuild FTS and the vector index from the rows; embed what lacks a current vector."""
+    def reindex(
+        self,
+        *,
+        progress: Callable[[int, int], None] | None = None,
+        fts_progress: Callable[[int, int], None] | None = None,
+        batch: int = REINDEX_BATCH,
+    ) -> dict[str, Any]:
+        """Rebuild FTS and the vector index from the rows; embed what lacks a current vector.
+
+        The keyword index is rebuilt ``batch`` memories per transaction (each memory's entry
+        replaced in one step, so searches keep finding it), then entries of deleted memories
+        go: other writers wait for one batch at most, never for the whole rebuild."""
         conn = self.conn
+        batch = max(1, batch)
+        total = conn.execute("SELECT count(*) FROM memories").fetchone()[0]
+        done, last = 0, 0
+        while True:
+            ids = [
+                r[0]
+                for r in conn.execute(
+                    "SELECT id FROM memories WHERE id > ? ORDER BY id LIMIT ?", (last, batch)
+                ).fetchall()
+            ]
+            if not ids:
+                break
+            with dbmod.immediate(conn):
+                for mid in ids:
+                    self._fts_refresh(conn, mid)
+            last, done = ids[-1], done + len(ids)
+            if fts_progress:
+                fts_progress(done, total)
         with dbmod.immediate(conn):
+            conn.execute("DELETE FROM memories_fts WHERE rowid NOT IN (SELECT id FROM memories)")
             self._bump(conn)
-            conn.execute("DELETE FROM memories_fts")
-            for (mid,) in conn.execute("SELECT id FROM memories").fetchall():
-                self._fts_refresh(conn, mid)
-        embedded = self.embed_pending(progress=progress)
+        embedded = self.embed_pending(progress=progress, batch=min(batch, 256))
         state = None
         vi = self.vectors()
         if vi is not None:

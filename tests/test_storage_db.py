@@ -281,3 +281,30 @@ def test_current_branch(tmp_path: Path) -> None:
     (repo / ".git" / "HEAD").write_text("ref: refs/heads/main\n")
     assert current_branch(worktree) == "main"
     assert current_branch(tmp_path / "nowhere") is None
+
+
+def test_reindex_lets_other_writers_in_between_batches(tmp_path: Path) -> None:
+    """The keyword index is rebuilt in batches: a writer that cannot wait at all (busy timeout
+    0) still gets the write lock between them, and the result is complete."""
+    import apsw
+
+    from storage import MemoryStore, NewMemory
+    from storage.embeddings import HashingEmbedder
+
+    db = tmp_path / "m.db"
+    store = MemoryStore(db, embedder=HashingEmbedder(dim=16))
+    store.add_many([NewMemory(f"memory number {i} about payments") for i in range(1_000)])
+    other = apsw.Connection(str(db))
+    other.setbusytimeout(0)
+    got_in: list[int] = []
+
+    def between(done: int, total: int) -> None:
+        other.execute("BEGIN IMMEDIATE")  # raises BusyError if reindex still holds the lock
+        other.execute("COMMIT")
+        got_in.append(done)
+
+    result = store.reindex(fts_progress=between, batch=100)
+    other.close()
+    store.close()
+    assert got_in == list(range(100, 1_001, 100))
+    assert result["fts_rows"] == 1_000
