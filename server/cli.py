@@ -621,7 +621,7 @@ def _ingest_progress() -> Callable[..., None]:
             return
         label = message or state["message"]
         state["message"] = label
-        print(f"\r\x1b[2K{label} ({done})", end="", file=sys.stderr, flush=True)
+        print(f"\r\x1b[2K{label}", end="", file=sys.stderr, flush=True)
 
     return report
 

@@ -101,6 +101,20 @@ def _git_version() -> tuple[int, int]:
     return (int(m.group(1)), int(m.group(2))) if m else (0, 0)
 
 
+def count_commits(root: Path, *, after: str | None = None, since: float | None = None) -> int:
+    """How many commits :func:`read_commits` would read (0 when unknown): for progress."""
+    args = ["rev-list", "--count", "HEAD"]
+    if after and _commit_exists(root, after):
+        args.append(f"^{after}")
+    if since is not None:
+        args.append(_since(since))
+    try:
+        out = _out(root, *args, "--")
+    except OSError:
+        return 0
+    return int(out) if out and out.strip().isdigit() else 0
+
+
 def _commit_exists(root: Path, rev: str) -> bool:
     return _out(root, "rev-parse", "--verify", "-q", f"{rev}^{{commit}}") is not None
 
