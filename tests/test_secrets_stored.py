@@ -161,8 +161,11 @@ def test_no_secret_reaches_the_database_its_wal_or_the_vector_index(
             ),
             summary=f"about {text}",
         )
+        store.reindex()  # writes the vector index and its sidecar
         open_leaks = leaks(data, secret)  # the WAL still holds every page written
-        assert any(p.name.endswith("-wal") for p in data.iterdir())
+        names = [p.name for p in data.iterdir()]
+        assert any(n.endswith("-wal") for n in names), names
+        assert any(n.endswith(".usearch") for n in names), names
     finally:
         store.close()
     assert open_leaks == []
