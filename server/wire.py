@@ -83,7 +83,11 @@ class Framing:
             self.skipping = True
 
         while True:
-            line = await self.reader.readline()
+            try:
+                line = await self.reader.readline()
+            except ValueError:  # asyncio's StreamReader (TCP): a line over its limit, dropped
+                report("a line too long for a header")
+                continue
             if not line:
                 return None
             at = line.lower().find(_CONTENT_LENGTH)
