@@ -121,6 +121,11 @@ class OnnxEmbedder:
         )
         opts.inter_op_num_threads = 1
         opts.log_severity_level = 3
+        # Texts of every length give every batch its own shape; onnxruntime's arena and memory
+        # patterns keep the peak of each shape for good (~1 GB after a long ingestion). Without
+        # them the process stays ~35 % smaller for ~12 % slower embedding (bench notes).
+        opts.enable_cpu_mem_arena = False
+        opts.enable_mem_pattern = False
         try:
             self._session = ort.InferenceSession(
                 str(self.files.model), opts, providers=["CPUExecutionProvider"]
