@@ -189,8 +189,10 @@ def test_a_frame_that_is_not_json_is_a_parse_error(wire: Wire) -> None:
 def test_a_huge_branch_name_does_not_stop_the_server(wire: Wire) -> None:
     params = {"branch": "b" * 10_000_000, "previous": "main"}
     wire.send(frame({"jsonrpc": "2.0", "method": "livingMemory/branchChanged", "params": params}))
-    answer = wire.command(17, "livingMemory.assembleContext", {"budget": 200})
-    assert "error" in answer or answer["result"]["tokens"]["total"] <= 200
+    args = {"uri": uri(wire.folder / "a.py"), "budget": 200}
+    answer = wire.command(17, "livingMemory.assembleContext", args)
+    assert answer["result"]["tokens"]["total"] <= 200
+    assert answer["result"]["branch"] == "b" * 1024
     assert wire.stats(18)["result"]["memories"] >= 0
 
 
