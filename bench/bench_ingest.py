@@ -3,7 +3,7 @@
     python -m bench.bench_ingest [--commits 2000] [--embedder real|hashing] [--repeat 3]
 
 A linear history of ``--commits`` commits (three files each) is written with ``git
-fast-import``, plus the real decision records of ``shared/data/adr`` and one rule file of
+fast-import``, plus the real decision records of ``tests/data/adr`` and one rule file of
 every kind. Each repeat ingests it into a fresh store and times the whole run (embedding
 included), then a second run that finds nothing new. Reading alone (``git log`` parsing) and
 extraction alone are timed separately. Conversations are measured by ``bench.bench_sessions``
@@ -29,7 +29,7 @@ from bench.common import (
     write_result,
 )
 
-ADR_DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "adr"
+ADR_DATA = Path(__file__).resolve().parents[1] / "tests" / "data" / "adr"
 
 
 def build_project(root: Path, commits: int) -> Path:
@@ -63,6 +63,10 @@ def main(argv: list[str] | None = None) -> None:
         t0 = time.perf_counter()
         root = build_project(work, a.commits)
         log(f"project with {a.commits} commits built in {time.perf_counter() - t0:.1f} s")
+        import psutil
+
+        process = psutil.Process()
+        growth: list[dict[str, float]] = []
         read_s, extract_s, full_s, rerun_s = [], [], [], []
         added = {}
         for r in range(a.repeat):
@@ -75,9 +79,22 @@ def main(argv: list[str] | None = None) -> None:
             extract_s.append(time.perf_counter() - t0)
             db = work / f"store{r}" / "memory.db"
             store = MemoryStore(db, embedder=embedder)
+            rss: dict[int, float] = {}
+
+            def sample(done: int, total: int, message: str | None = None) -> None:
+                if message and message.startswith("git:") and done:
+                    rss[done] = process.memory_info().rss / 2**20  # noqa: B023
+
             t0 = time.perf_counter()
-            summary = run(store, root=root, options={"sources": ["git", "adr", "rules"]})
+            summary = run(
+                store, root=root, options={"sources": ["git", "adr", "rules"]}, progress=sample
+            )
             full_s.append(time.perf_counter() - t0)
+            marks = sorted(rss)
+            if marks:  # memory as the history grows: should stay flat
+                quarter = [marks[min(len(marks) - 1, len(marks) * q // 4)] for q in (1, 2, 3, 4)]
+                growth.append({f"{n} commits": round(rss[n], 1) for n in quarter})
+                log(f"RSS (MB) by commits read: {growth[-1]}")
             added = {k: v["added"] for k, v in summary["sources"].items()}
             t0 = time.perf_counter()
             again = run(store, root=root, options={"sources": ["git", "adr", "rules"]})
@@ -100,6 +117,7 @@ def main(argv: list[str] | None = None) -> None:
             "commits_read_per_s": round(a.commits / sorted(read_s)[len(read_s) // 2], 1),
             "extract": summarize_ms(extract_s),
             "rerun_nothing_new": summarize_ms(rerun_s),
+            "rss_mb_by_commits_read": growth,
         }
         print(machine_line())
         print(f"load average {res['load_avg']}; embedder {a.embedder}; added {added}")

@@ -10,7 +10,7 @@ import threading
 import time
 from collections import OrderedDict
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -30,9 +30,10 @@ from predictive.render import (
 from predictive.scoring import HybridScorer
 from predictive.selection import admit, place
 from predictive.signals import Activity, Diagnostic, infer_activity
-from predictive.tokens import count_tokens
+from predictive.tokens import count_tokens, truncate_to_tokens
 from predictive.topics import file_topics
 from storage import (
+    MAX_ANCHOR_CHARS,
     AccessKind,
     Anchor,
     AnchorType,
@@ -43,6 +44,7 @@ from storage import (
     MemoryFilter,
     MemoryStore,
     StoreError,
+    clip_anchor_value,
     search,
 )
 from storage.search import MIN_SIMILARITY
@@ -247,6 +249,8 @@ class ContextEngine:
             if not p.is_absolute() and root:
                 p = Path(root) / p
             text = _read_text(p)
+        if request.branch is not None and len(request.branch) > MAX_ANCHOR_CHARS:
+            request = replace(request, branch=clip_anchor_value(request.branch))
         facts = derive_file(request.path, text, request.language_id, root)
         activity = infer_activity(request.branch, request.diagnostics, request.activity)
         total = request.budget or self.budget.total
@@ -485,14 +489,17 @@ class ContextEngine:
         self._add_contradictions(tiers, list(cands), scored)
         self._add_index(tiers, cands, scored)
 
-        doc_title = title(facts.path, request.branch, activity.value)
+        # The title never takes more than a quarter of the budget (a huge branch name or path
+        # is cut), so the loop below always ends: with every item dropped the title fits.
+        doc_title = truncate_to_tokens(
+            title(facts.path, request.branch, activity.value), max(0, total // 4 - 1)
+        )
         reserve = count_tokens(doc_title + "\n")
         budgets = self.budget.split(activity, max(0, total - reserve))
         fills = fit_tiers(tiers, budgets, {t: TIER_TITLES[t] for t in TIERS}, count_tokens)
         markdown = render_markdown(doc_title, fills)
         used = count_tokens(markdown)
-        while used > total:  # the joints between pieces can add a token or two
-            self._drop_weakest(fills)
+        while used > total and self._drop_weakest(fills):  # joints add a token or two
             markdown = render_markdown(doc_title, fills)
             used = count_tokens(markdown)
         items = [
@@ -649,9 +656,11 @@ class ContextEngine:
                 )
 
     @staticmethod
-    def _drop_weakest(fills: dict[Tier, TierFill]) -> None:
+    def _drop_weakest(fills: dict[Tier, TierFill]) -> bool:
+        """Drop the lowest-scored item of the last non-empty tier; False when none is left."""
         for t in reversed(TIERS):
             if fills[t].placed:
                 weakest = min(fills[t].placed, key=lambda p: p.candidate.score)
                 fills[t].placed.remove(weakest)
-                return
+                return True
+        return False

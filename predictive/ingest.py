@@ -266,10 +266,15 @@ class _Run:
         reverts: list[tuple[str, str]] = []
         last: str | None = None
 
+        total = git.count_commits(self.root, after=after, since=self.opts.since)
+        self.report(0, max(total, 1), f"git: reading {total} commits")
+
         def flush() -> None:
             self.store_candidates(batch, report)
             batch.clear()
-            self.progress(f"git: {report.read} commits")
+            self.report(
+                report.read, max(total, report.read, 1), f"git: {report.read} of {total} commits"
+            )
 
         for c in git.read_commits(self.root, after=after, since=self.opts.since, skips=self.skips):
             report.read += 1

@@ -13,6 +13,7 @@ ENCODING = "o200k_base"
 # tokens (one token per UTF-8 byte at worst), so longer texts are counted in pieces, split where
 # the o200k pre-tokenizer always splits, which keeps the sum exact.
 _CHUNK_CHARS = 50_000
+_SCAN_CHARS = 200_000  # how far to look for the end of a stretch without a word break
 _CACHE_CHARS = 2_048  # strings up to this length are cached; longer ones are counted afresh
 _CACHE_SIZE = 4_096
 
@@ -75,9 +76,9 @@ def _safe_cut(text: str, lo: int, hi: int) -> int | None:
     return cut
 
 
-def _next_cut(text: str, pos: int) -> int | None:
-    """The first position after ``pos`` where pre-tokenization always splits, if any."""
-    for m in _CUT.finditer(text, pos + 1):
+def _next_cut(text: str, pos: int, limit: int) -> int | None:
+    """The first position in (pos, limit] where pre-tokenization always splits, if any."""
+    for m in _CUT.finditer(text, pos + 1, limit + 1):
         if _is_cut(text, m.start()):
             return m.start()
     return None
@@ -86,15 +87,29 @@ def _next_cut(text: str, pos: int) -> int | None:
 def _tokens(text: str, chunk_chars: int = _CHUNK_CHARS) -> list[int]:
     """Tokens of a text of any length, encoded in pieces cut at pre-tokenizer boundaries.
 
-    A stretch with no such boundary is encoded whole; only one beyond the library's limits
-    (over 200k tokens without a word break) is cut blindly.
+    A stretch with no such boundary is encoded whole when it ends within ``_SCAN_CHARS``
+    characters; a longer one (or one beyond the library's limits) is cut blindly every
+    ``chunk_chars`` characters, so the work stays linear in the length of the text. Only there
+    can the count differ from the exact one, by a token or two per cut.
     """
     out: list[int] = []
     start, n = 0, len(text)
+    no_cut_until = -1  # known: no boundary up to here
     while n - start > chunk_chars:
-        cut = _safe_cut(text, start + chunk_chars // 2, start + chunk_chars)
+        cut = None
+        if start + chunk_chars > no_cut_until:
+            cut = _safe_cut(text, start + chunk_chars // 2, start + chunk_chars)
         if cut is None:
-            cut = _next_cut(text, start + chunk_chars) or n
+            limit = min(n, start + max(chunk_chars, _SCAN_CHARS))
+            if start + chunk_chars < no_cut_until:
+                limit = no_cut_until
+            else:
+                cut = _next_cut(text, start + chunk_chars, limit) or (n if limit == n else None)
+            if cut is None:
+                no_cut_until = limit
+                out += _encode(text[start : start + chunk_chars])
+                start += chunk_chars
+                continue
             try:
                 out += _encode(text[start:cut])
                 start = cut

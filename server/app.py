@@ -9,6 +9,7 @@ the background after ``initialize`` has been answered (see :mod:`server.projects
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import contextvars
 import importlib
 import inspect
@@ -247,6 +248,50 @@ class LivingMemoryServer(LanguageServer):
             self.jobs.cancel_all()
         finally:
             super().shutdown()
+
+    # ---- transport: pygls' loops with the hardened reader of server.wire ------------------
+
+    def _start_io_async(self, stdin: Any = None, stdout: Any = None) -> None:
+        from pygls.io_ import StdinAsyncReader, StdoutWriter
+
+        from server.wire import run_async
+
+        self._stop_event = threading.Event()
+        reader = StdinAsyncReader(stdin or sys.stdin.buffer, self.thread_pool)
+        self.protocol.set_writer(StdoutWriter(stdout or sys.stdout.buffer))
+        try:
+            asyncio.run(
+                run_async(
+                    self._stop_event, reader, self.protocol, error_handler=self.report_server_error
+                )
+            )
+        except BrokenPipeError:
+            log.error("the connection to the client is lost; shutting down")
+        except (KeyboardInterrupt, SystemExit):
+            pass
+        finally:
+            self.shutdown()
+
+    def start_tcp(self, host: str, port: int) -> None:
+        from server.wire import run_async
+
+        self._stop_event = stop_event = threading.Event()
+
+        async def connection(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+            self.protocol.set_writer(writer)  # type: ignore[arg-type]
+            await run_async(
+                stop_event, reader, self.protocol, error_handler=self.report_server_error
+            )
+            self.shutdown()
+
+        async def tcp_server() -> None:
+            self._server = await asyncio.start_server(connection, host, port)
+            async with self._server:
+                await self._server.serve_forever()
+
+        log.info("serving on %s:%s", host, port)
+        with contextlib.suppress(asyncio.CancelledError):
+            asyncio.run(tcp_server())
 
     # ---- messages --------------------------------------------------------------------------
 

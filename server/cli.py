@@ -633,7 +633,7 @@ def cmd_stats(store: MemoryStore, a: argparse.Namespace) -> int:
 
 
 def cmd_reindex(store: MemoryStore, a: argparse.Namespace) -> int:
-    result = store.reindex(progress=_progress("embedding"))
+    result = store.reindex(progress=_progress("embedding"), fts_progress=_progress("keywords"))
     if a.json:
         _print_json(result)
     else:
@@ -652,7 +652,7 @@ def _ingest_progress() -> Callable[..., None]:
             return
         label = message or state["message"]
         state["message"] = label
-        print(f"\r\x1b[2K{label} ({done})", end="", file=sys.stderr, flush=True)
+        print(f"\r\x1b[2K{label}", end="", file=sys.stderr, flush=True)
 
     return report
 

@@ -19,12 +19,29 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
+import secrets
 import stat
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from storage.sources.records import GENERATED_MARKER, is_generated
+
+__all__ = [
+    "GENERATED_MARKER",
+    "INJECTED_PATHS",
+    "TARGETS",
+    "Injector",
+    "UnsafePath",
+    "WriteResult",
+    "atomic_write",
+    "enable_claude_import",
+    "is_generated",
+    "is_injected_path",
+    "owns",
+    "render",
+    "safe_read",
+]
 
 log = logging.getLogger(__name__)
 
@@ -78,20 +95,105 @@ def render(target: Target, markdown: str) -> str:
     return f"{target.front_matter}{MARKER_LINE}\n\n{body}"
 
 
-def atomic_write(path: Path, data: bytes) -> None:
-    """Replace ``path`` with ``data`` in one rename; readers never see half a file."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+class UnsafePath(OSError):
+    """A folder on the way to a file is a symlink (or not a folder): nothing is written."""
+
+
+_DIR_FLAGS = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_NOFOLLOW", 0)
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+
+
+def _open_dir(root: Path, parts: Sequence[str], *, create: bool) -> int:
+    """A descriptor of ``root/parts…``, opened one component at a time without following a
+    symlink, so every write lands inside ``root`` (``create`` makes missing folders)."""
+    fd = os.open(root, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
     try:
-        with open(tmp, "wb") as f:
-            f.write(data)
-        with contextlib.suppress(FileNotFoundError):  # keep the file's permissions
-            os.chmod(tmp, stat.S_IMODE(path.stat().st_mode))
-        os.replace(tmp, path)
+        for part in parts:
+            if part in ("", ".", ".."):
+                raise UnsafePath(f"{part!r} in a path under {root}")
+            try:
+                nxt = os.open(part, _DIR_FLAGS, dir_fd=fd)
+            except FileNotFoundError:
+                if not create:
+                    raise
+                with contextlib.suppress(FileExistsError):
+                    os.mkdir(part, 0o755, dir_fd=fd)
+                nxt = os.open(part, _DIR_FLAGS, dir_fd=fd)
+            except OSError as e:  # ELOOP: a symlink; ENOTDIR: a file in the way
+                raise UnsafePath(
+                    f"{root.joinpath(*parts)}: {part} is a symlink or not a folder"
+                ) from e
+            os.close(fd)
+            fd = nxt
+        return fd
     except BaseException:
-        with contextlib.suppress(OSError):
-            tmp.unlink()
+        os.close(fd)
         raise
+
+
+def _split(root: Path, path: Path) -> tuple[list[str], str]:
+    """``path`` relative to ``root`` as folder components and a file name."""
+    rel = path.relative_to(root).parts
+    if not rel:
+        raise UnsafePath(f"{path} is the folder itself")
+    return list(rel[:-1]), rel[-1]
+
+
+def safe_read(root: Path, path: Path, limit: int) -> bytes | None:
+    """The bytes of a regular file under ``root`` (None if absent), reached without following a
+    symlink anywhere below ``root``; a symlink, a non-file or a file over ``limit`` bytes is
+    :class:`UnsafePath`."""
+    parts, name = _split(root, path)
+    try:
+        dfd = _open_dir(root, parts, create=False)
+    except FileNotFoundError:
+        return None
+    try:
+        try:
+            fd = os.open(name, os.O_RDONLY | _NOFOLLOW | getattr(os, "O_NONBLOCK", 0), dir_fd=dfd)
+        except FileNotFoundError:
+            return None
+        except OSError as e:
+            raise UnsafePath(f"{path} is a symlink") from e
+        with os.fdopen(fd, "rb") as f:
+            st = os.fstat(f.fileno())
+            if not stat.S_ISREG(st.st_mode):
+                raise UnsafePath(f"{path} is not a regular file")
+            if st.st_size > limit:
+                raise UnsafePath(f"{path} is larger than {limit} bytes")
+            return f.read(limit + 1)
+    finally:
+        os.close(dfd)
+
+
+def atomic_write(path: Path, data: bytes, *, root: Path | None = None) -> None:
+    """Replace ``path`` with ``data`` in one rename; readers never see half a file.
+
+    Every folder from ``root`` (default: the file's own folder) down to the file is opened
+    without following symlinks, and the temporary file is created new (``O_EXCL |
+    O_NOFOLLOW``, a random name), so a planted symlink can never redirect the write."""
+    root = root if root is not None else path.parent
+    parts, name = _split(root, path)
+    dfd = _open_dir(root, parts, create=True)
+    tmp = f".{name}.{os.getpid()}.{secrets.token_hex(6)}.tmp"
+    try:
+        mode = 0o644
+        with contextlib.suppress(FileNotFoundError):  # keep the file's permissions
+            st = os.stat(name, dir_fd=dfd, follow_symlinks=False)
+            if stat.S_ISLNK(st.st_mode) or not stat.S_ISREG(st.st_mode):
+                raise UnsafePath(f"{path} is a symlink or not a regular file")
+            mode = stat.S_IMODE(st.st_mode)
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW, mode, dir_fd=dfd)
+        try:
+            with os.fdopen(fd, "wb") as f:
+                f.write(data)
+            os.replace(tmp, name, src_dir_fd=dfd, dst_dir_fd=dfd)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp, dir_fd=dfd)
+            raise
+    finally:
+        os.close(dfd)
 
 
 @dataclass
@@ -135,17 +237,20 @@ class Injector:
             path = self.path(target)
             data = render(target, markdown).encode("utf-8")
             try:
-                existing = _read_owned(path)
+                existing = _read_owned(self.folder, target)
                 if existing is _NOT_OURS:
                     result.refused.append(path)
                     continue
                 if existing == data:
                     result.unchanged.append(path)
                     continue
-                atomic_write(path, data)
+                atomic_write(path, data, root=self.folder)
                 result.written.append(path)
                 if target.name == "agents":
-                    _ensure_ignored_dir(path.parent)
+                    _ensure_ignored_dir(self.folder, path.parent)
+            except UnsafePath as e:
+                log.warning("not writing %s: %s", path, e)
+                result.refused.append(path)
             except OSError as e:
                 log.warning("could not write %s: %s", path, e)
                 result.failed.append((path, str(e)))
@@ -166,17 +271,25 @@ class Injector:
                 continue
             path = self.path(target)
             try:
-                existing = _read_owned(path)
+                existing = _read_owned(self.folder, target)
                 if existing is None or existing is _NOT_OURS:
                     continue
-                path.unlink()
+                parts, file_name = _split(self.folder, path)
+                dfd = _open_dir(self.folder, parts, create=False)
+                try:
+                    os.unlink(file_name, dir_fd=dfd)
+                finally:
+                    os.close(dfd)
                 removed.append(path)
             except OSError as e:
                 log.warning("could not remove %s: %s", path, e)
         return removed
 
     def _exclude_from_git(self) -> None:
-        """List the generated files in ``.git/info/exclude`` (local; nothing is committed)."""
+        """List the generated files in ``.git/info/exclude`` (local; nothing is committed).
+
+        A symlinked ``.git``, ``info`` or ``exclude`` is left alone: its content is never read
+        into, or written out of, the repository."""
         if self.git_root is None or not (self.git_root / ".git").is_dir():
             return
         exclude = self.git_root / ".git" / "info" / "exclude"
@@ -186,54 +299,63 @@ class Injector:
             return
         prefix = "" if rel == "." else rel + "/"
         wanted = [f"/{prefix}{t.path}" for t in self.targets if t.name != "agents"]
-        text = exclude.read_text(encoding="utf-8", errors="replace") if exclude.exists() else ""
+        raw = safe_read(self.git_root, exclude, MAX_OWNED_BYTES)
+        text = (raw or b"").decode("utf-8", errors="replace")
         have = {line.strip() for line in text.splitlines()}
         missing = [w for w in wanted if w not in have]
         if not missing:
             return
         lines = ([] if EXCLUDE_HEADER in have else [EXCLUDE_HEADER]) + missing
         sep = "" if not text or text.endswith("\n") else "\n"
-        exclude.parent.mkdir(parents=True, exist_ok=True)
-        atomic_write(exclude, (text + sep + "\n".join(lines) + "\n").encode("utf-8"))
+        atomic_write(
+            exclude, (text + sep + "\n".join(lines) + "\n").encode("utf-8"), root=self.git_root
+        )
 
 
 _NOT_OURS = object()
 
 
-def _read_owned(path: Path) -> bytes | object | None:
-    """The file's bytes if this tool wrote it, None if absent, ``_NOT_OURS`` otherwise."""
+def owns(target: Target, data: bytes) -> bool:
+    """Whether ``data`` begins with the header this tool writes for ``target`` (a file that
+    merely quotes the marker somewhere is the user's)."""
+    return data.startswith((target.front_matter + GENERATED_MARKER).encode("utf-8"))
+
+
+def _read_owned(folder: Path, target: Target) -> bytes | object | None:
+    """The file's bytes if this tool wrote it, None if absent, ``_NOT_OURS`` otherwise (also
+    for a symlink, a non-file, a file too large, or a folder on the way that is a symlink)."""
     try:
-        if path.is_symlink() or (path.exists() and not path.is_file()):
-            return _NOT_OURS
-        size = path.stat().st_size
-    except FileNotFoundError:
-        return None
-    if size > MAX_OWNED_BYTES:
+        data = safe_read(folder, folder / target.path, MAX_OWNED_BYTES)
+    except UnsafePath:
         return _NOT_OURS
-    data = path.read_bytes()
-    return data if is_generated(data) else _NOT_OURS
+    if data is None:
+        return None
+    return data if owns(target, data) else _NOT_OURS
 
 
-def _ensure_ignored_dir(directory: Path) -> None:
+def _ensure_ignored_dir(folder: Path, directory: Path) -> None:
     """``.living-memory/`` is the tool's own folder: keep it out of version control."""
     gi = directory / ".gitignore"
-    if not gi.exists():
-        atomic_write(
-            gi, b"# written by Living Memory: generated files, not for version control\n*\n"
-        )
+    try:
+        if safe_read(folder, gi, MAX_OWNED_BYTES) is not None:
+            return
+    except UnsafePath:
+        return
+    atomic_write(
+        gi,
+        b"# written by Living Memory: generated files, not for version control\n*\n",
+        root=folder,
+    )
 
 
 def enable_claude_import(folder: Path) -> dict[str, object]:
     """Add the ``@.living-memory/context.md`` import line to ``CLAUDE.md`` (once)."""
     path = folder / CLAUDE_FILE
-    text = ""
-    if path.exists():
-        if not path.is_file():
-            raise OSError(f"{path} is not a file")
-        text = path.read_text(encoding="utf-8", errors="strict")
+    raw = safe_read(folder, path, MAX_OWNED_BYTES)  # a symlinked CLAUDE.md is refused
+    text = "" if raw is None else raw.decode("utf-8", errors="strict")
     if any(line.strip() == CLAUDE_IMPORT for line in text.splitlines()):
         return {"file": str(path), "changed": False, "line": CLAUDE_IMPORT}
     sep = "" if not text or text.endswith("\n") else "\n"
     blank = "\n" if text.strip() else ""
-    atomic_write(path, (text + sep + blank + CLAUDE_IMPORT + "\n").encode("utf-8"))
+    atomic_write(path, (text + sep + blank + CLAUDE_IMPORT + "\n").encode("utf-8"), root=folder)
     return {"file": str(path), "changed": True, "line": CLAUDE_IMPORT}

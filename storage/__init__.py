@@ -14,6 +14,7 @@ from storage.errors import (
     StoreUnavailable,
 )
 from storage.models import (
+    MAX_ANCHOR_CHARS,
     AccessKind,
     Anchor,
     AnchorType,
@@ -29,11 +30,13 @@ from storage.models import (
     Resolution,
     Scope,
     TraversalStep,
+    clip_anchor_value,
 )
 from storage.repository import AddResult, MemoryFilter, MemoryStore, Stats
 from storage.search import SearchHit, search
 
 __all__ = [
+    "MAX_ANCHOR_CHARS",
     "AccessKind",
     "AddResult",
     "Anchor",
@@ -62,5 +65,6 @@ __all__ = [
     "StoreError",
     "StoreUnavailable",
     "TraversalStep",
+    "clip_anchor_value",
     "search",
 ]

@@ -99,8 +99,9 @@ class OnnxEmbedder:
         batch_size: int = 16,
         max_length: int = 256,
     ) -> None:
-        import onnxruntime as ort
         from tokenizers import Tokenizer
+
+        from storage.ort import ort
 
         self.files = files or default_model_files()
         self.batch_size = max(1, batch_size)
@@ -120,6 +121,11 @@ class OnnxEmbedder:
         )
         opts.inter_op_num_threads = 1
         opts.log_severity_level = 3
+        # Texts of every length give every batch its own shape; onnxruntime's arena and memory
+        # patterns keep the peak of each shape for good (~1 GB after a long ingestion). Without
+        # them the process stays ~35 % smaller for ~12 % slower embedding (bench notes).
+        opts.enable_cpu_mem_arena = False
+        opts.enable_mem_pattern = False
         try:
             self._session = ort.InferenceSession(
                 str(self.files.model), opts, providers=["CPUExecutionProvider"]

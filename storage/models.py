@@ -89,6 +89,16 @@ class Resolution(str, enum.Enum):
     MERGED = "merged"
 
 
+# Anchor values (paths, branches, tags …) are cut to this many characters when stored and when
+# matched, so one huge value can neither bloat the store nor slow every later context.
+MAX_ANCHOR_CHARS = 1024
+
+
+def clip_anchor_value(value: str) -> str:
+    """``value`` cut to :data:`MAX_ANCHOR_CHARS` characters (the stored and matched form)."""
+    return value if len(value) <= MAX_ANCHOR_CHARS else value[:MAX_ANCHOR_CHARS]
+
+
 @dataclass(frozen=True)
 class Anchor:
     type: AnchorType

@@ -27,15 +27,47 @@ _add(
 )
 _add("aws-access-key", r"\b(?:AKIA|ASIA|ABIA|ACCA)[0-9A-Z]{16}\b")
 _add("github-token", r"\b(?:gh[pousr]_[A-Za-z0-9]{30,255}|github_pat_[A-Za-z0-9_]{40,255})\b")
-_add("gitlab-token", r"\bglpat-[A-Za-z0-9_\-]{20,}\b")
-_add("openai-key", r"\bsk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_\-]{20,}\b")
-_add("anthropic-key", r"\bsk-ant-[A-Za-z0-9_\-]{20,}\b")
-_add("google-api-key", r"\bAIza[0-9A-Za-z_\-]{35}\b")
-_add("slack-token", r"\bxox[abprs]-[A-Za-z0-9-]{10,}\b")
-_add("stripe-key", r"\b(?:sk|rk|pk)_(?:live|test)_[A-Za-z0-9]{16,}\b")
+_add("gitlab-token", r"\bgl(?:pat|dt|ptt|rt|cbt|oas)-[A-Za-z0-9_\-]{20,}\b")
+_add("anthropic-key", r"\bsk-ant-[A-Za-z0-9_\-]{20,}")
+_add("openrouter-key", r"\bsk-or-v1-[A-Za-z0-9]{20,}")
+_add(
+    "openai-key", r"\bsk-(?=[A-Za-z0-9_\-]{0,200}?\d)(?:proj-|svcacct-|admin-)?[A-Za-z0-9_\-]{16,}"
+)
+_add("groq-key", r"\bgsk_[A-Za-z0-9]{20,}")
+_add("xai-key", r"\bxai-[A-Za-z0-9]{40,}")
+_add("cerebras-key", r"\bcsk-[A-Za-z0-9]{20,}")
+_add("perplexity-key", r"\bpplx-[A-Za-z0-9]{20,}")
+_add("brave-search-key", r"\bBSA[A-Za-z0-9_\-]{20,}")
+# also a key that a terminal wrapped onto the next line (or cut off)
+_add(
+    "google-api-key",
+    r"\bAIza[0-9A-Za-z_\-]{35}"
+    r"|\bAIza[0-9A-Za-z_\-]{8,34}(?:[ \t]*\r?\n[ \t]*[0-9A-Za-z_\-]{1,34})?",
+)
+_add(
+    "slack-webhook",
+    r"\bhttps://hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9_/\-]{8,}",
+)
+_add("slack-token", r"\bxox[abposre]-[A-Za-z0-9-]{10,}")
+_add(
+    "discord-webhook",
+    r"\bhttps://(?:ptb\.|canary\.)?discord(?:app)?\.com/api/webhooks/\d+/[\w\-]{20,}",
+)
+_add("stripe-key", r"\b(?:sk|rk|pk)_(?:live|test)_[A-Za-z0-9]{16,}|\bwhsec_[A-Za-z0-9]{24,}")
+_add("twilio-key", r"\b(?:AC|SK)[0-9a-f]{32}\b")
+_add("sendgrid-key", r"\bSG\.[A-Za-z0-9_\-]{16,32}\.[A-Za-z0-9_\-]{16,64}")
 _add("jwt", r"\beyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}\b")
 _add("npm-token", r"\bnpm_[A-Za-z0-9]{36}\b")
+_add("pypi-token", r"\bpypi-AgE[A-Za-z0-9_\-]{50,}")
 _add("huggingface-token", r"\bhf_[A-Za-z0-9]{30,}\b")
+_add("digitalocean-token", r"\bdo[por]_v1_[a-f0-9]{64}\b")
+_add("shopify-token", r"\bshp(?:at|ss|ca|pa)_[a-fA-F0-9]{32}\b")
+_add("telegram-bot-token", r"\b\d{8,10}:AA[A-Za-z0-9_\-]{33}\b")
+_add(
+    "azure-key",
+    r"(?i)\b(?:AccountKey|SharedAccessKey|SharedAccessSignature)=[A-Za-z0-9+/=%]{20,}"
+    r"|\b[a-zA-Z0-9_~.]{3}\dQ~[a-zA-Z0-9_~.\-]{31,34}\b",
+)
 _add(
     "bearer-token",
     r"(?i)(\bbearer\s+)([A-Za-z0-9._~+/\-]{16,}=*)",
@@ -48,6 +80,13 @@ _add(
     re.IGNORECASE,
     keep=lambda m: m.group(1) + _MASK.format("password") + m.group(3),
 )
+# --api-key VALUE, --token "VALUE", -p=VALUE style command-line flags
+_add(
+    "cli-secret",
+    r"""(?i)(--(?:api[-_]?key|token|secret|password|passwd|auth[-_]?token|access[-_]?token)"""
+    r"""(?:\s+|=)(["']?))(?!\$|-|\[REDACTED)([^\s"'`]{8,})""",
+    keep=lambda m: m.group(1) + _MASK.format("secret"),
+)
 # NAME_KEY=value, api_token: "value", CLIENT_SECRET = value, DB_PASSWORD=value.
 # The match starts at the keyword; _assignment() looks back for the rest of the name (a
 # pattern that starts at the name backtracks over every dotted word: quadratic).
@@ -57,10 +96,11 @@ _add(
     ((?:_KEY|_TOKEN|_SECRET|_PASSWORD|_PASSWD|_PWD|API_?KEY|SECRET_?KEY|
         ACCESS_?KEY|PRIVATE_?KEY|AUTH_?TOKEN|ACCESS_?TOKEN|PASSWORD|SECRET|TOKEN)\b
      ["']?\s*[:=]\s*)
-    (["']?)
+    (["'])?
     (?!(?:os\.|process\.env|\$\{|\$[A-Z_]|env\(|getenv|settings\.|config\.|self\.|None\b|null\b|
         true\b|false\b|<|\[REDACTED|await\s|new\s|lambda\b|function\b))
-    ([^\s"'`,;&]{4,})(\2)
+    ([^\s"'`,;&]{4,}(?(2)(?:\r?\n[^\s"'`,;&]{1,200}(?=\2))?))  # a quoted value wrapped once
+    (\2|(?(2)(?=\s|$)))  # or cut off before its closing quote
     """,
     keep=lambda m: _assignment(m),
 )
@@ -74,7 +114,7 @@ def _assignment(m: re.Match[str]) -> str:
     """Mask the value of ``NAME_TOKEN = value`` unless the value is plainly code: a call or
     subscript (``get_password()``, ``headers["X"]``) or the variable passed through
     (``api_key=api_key``, ``token = args.token``)."""
-    lhs, quote, value, close = m.group(1), m.group(2), m.group(3), m.group(4)
+    lhs, quote, value, close = m.group(1), m.group(2) or "", m.group(3), m.group(4) or ""
     if not quote:
         text, start = m.string, m.start()
         while start > 0 and m.start() - start < 200 and text[start - 1] in _NAME_CHARS:
@@ -92,22 +132,63 @@ def _assignment(m: re.Match[str]) -> str:
 # Every pattern above needs one of these substrings; text without any is returned at once
 # (most anchors, paths and short messages), which makes redaction ~10× cheaper on average.
 _MAYBE_SECRET = re.compile(
-    r"PRIVATE KEY|AKIA|ASIA|ABIA|ACCA|gh[pousr]_|github_pat_|glpat-|sk-|AIza|xox[abprs]-|"
-    r"_live_|_test_|eyJ|npm_|hf_|bearer|://|key|token|secret|passw|pwd",
+    r"PRIVATE KEY|AKIA|ASIA|ABIA|ACCA|gh[pousr]_|github_pat_|gl[a-z]{1,3}-|sk-|AIza|xox|"
+    r"_live_|_test_|whsec_|eyJ|npm_|hf_|bearer|://|key|token|secret|passw|pwd|aws|pplx-|BSA|"
+    r"gsk_|xai-|csk-|AC[0-9a-f]{32}|SK[0-9a-f]{32}|SG\.|pypi-|_v1_|shp|:AA|Q~|AccountKey|"
+    r"SharedAccess",
     re.IGNORECASE,
 )
 
 
+# A bare AWS secret access key: 40 characters of base64 with upper and lower case and a digit,
+# not hex (commit ids), within 120 characters after "aws", "secret" or an access key id.
+_AWS_SECRET = re.compile(r"(?<![A-Za-z0-9/+=])[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=])")
+_AWS_CONTEXT = re.compile(r"(?i)aws|secret|\[REDACTED:aws-access-key\]")
+_HEX = re.compile(r"[0-9a-fA-F]+")
+
+
+def _aws_secret(m: re.Match[str]) -> str:
+    v = m.group(0)
+    if (
+        _HEX.fullmatch(v)
+        or not (any(c.isupper() for c in v) and any(c.islower() for c in v))
+        or not any(c.isdigit() for c in v)
+        or not _AWS_CONTEXT.search(m.string, max(0, m.start() - 120), m.start())
+    ):
+        return v
+    return _MASK.format("aws-secret-key")
+
+
+# A quoted value after a key-like name that a terminal's wrap has broken (``api_ke⏎y='…'``).
+_QUOTED = re.compile(r"""(["'])([A-Za-z0-9_\-./+]{12,200})\1""")
+_KEYED = re.compile(r"""(?i)(?:key|token|secret|passw(?:or)?d)["']?[:=]$""")
+
+
+def _keyed_value(m: re.Match[str]) -> str:
+    before = "".join(m.string[max(0, m.start() - 60) : m.start()].split())
+    if not _KEYED.search(before):
+        return m.group(0)
+    return m.group(1) + _MASK.format("secret") + m.group(1)
+
+
 def redact(text: str) -> str:
     """Return ``text`` with every recognised secret replaced by a ``[REDACTED:kind]`` mask."""
-    if not text or not _MAYBE_SECRET.search(text):
+    if not text:
         return text
+    if not _MAYBE_SECRET.search(text):
+        return _QUOTED.sub(_keyed_value, text) if "\n" in text else text
     for name, pattern, keep in _PATTERNS:
         if keep is None:
             text = pattern.sub(_MASK.format(name), text)
         else:
             text = pattern.sub(_skip_masked(keep), text)
-    return text
+    if _AWS_CONTEXT.search(text):
+        text = _AWS_SECRET.sub(_aws_secret, text)
+    return _QUOTED.sub(_keyed_value, text) if "\n" in text else text
+
+
+KINDS: tuple[str, ...] = (*(name for name, _, _ in _PATTERNS), "aws-secret-key")
+"""The names of every kind of secret that :func:`redact` recognises."""
 
 
 def _skip_masked(keep: Callable[[re.Match[str]], str]) -> Callable[[re.Match[str]], str]:

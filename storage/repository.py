@@ -34,6 +34,7 @@ from storage.models import (
     Resolution,
     Scope,
     TraversalStep,
+    clip_anchor_value,
 )
 from storage.redact import redact, redact_value
 from storage.text import content_hash, identifier_terms
@@ -42,6 +43,7 @@ from storage.vector_index import VectorIndex
 log = logging.getLogger(__name__)
 
 MAX_TEXT_CHARS = 200_000
+REINDEX_BATCH = 500  # memories per write transaction when the indexes are rebuilt
 _MEMORY_COLUMNS = (
     "id, kind, text, summary, compressed, index_label, scope, source, source_id, content_hash, "
     "importance, confidence, decay_score, retrieval_count, citation_count, ignore_count, "
@@ -264,7 +266,7 @@ def _clean_anchors(anchors: Iterable[Any]) -> list[Anchor]:
             raise InvalidInput(f"anchor {a.type}: has an empty value")
         if "\x00" in a.value:
             raise InvalidInput("anchor value contains NUL bytes")
-        out.append(Anchor(atype, redact(a.value.strip())))
+        out.append(Anchor(atype, clip_anchor_value(redact(a.value.strip()))))
     return list(dict.fromkeys(out))
 
 
@@ -482,7 +484,7 @@ class MemoryStore:
             "updated_at": now,
             "valid_from": _time(m.valid_from, "valid_from", created),
             "valid_to": _time(m.valid_to, "valid_to", None),
-            "fact_key": m.fact_key,
+            "fact_key": redact(m.fact_key) if m.fact_key else m.fact_key,
             "fact_value": _optional_text(m.fact_value, "fact_value"),
             "metadata": _json(m.metadata),
             "anchors": _clean_anchors(m.anchors),
@@ -870,6 +872,8 @@ class MemoryStore:
                 v = _choice(Scope, v, "scope").value
             elif k == "metadata":
                 v = _json(v)
+            elif k == "fact_key" and isinstance(v, str):
+                v = redact(v)
             elif k in ("valid_from", "valid_to", "decay_score"):
                 v = _time(v, k, None)
                 if v is None and k != "valid_to":
@@ -1018,7 +1022,7 @@ class MemoryStore:
             conn.execute(
                 "UPDATE memories SET archived = 1, archived_at = ?, archive_reason = ?, "
                 "updated_at = ? WHERE id = ?",
-                (_now(), reason, _now(), memory_id),
+                (_now(), redact(reason) if reason else reason, _now(), memory_id),
             )
         return self.get(memory_id)
 
@@ -1086,7 +1090,7 @@ class MemoryStore:
             for mid in memory_ids:
                 conn.execute(
                     "INSERT INTO access_log(memory_id, at, kind, context) VALUES (?, ?, ?, ?)",
-                    (mid, now, kind.value, context),
+                    (mid, now, kind.value, redact(context) if context else context),
                 )
                 bump = f", {column} = {column} + 1" if column else ""
                 conn.execute(
@@ -1539,15 +1543,41 @@ class MemoryStore:
             )
         }
 
-    def reindex(self, *, progress: Callable[[int, int], None] | None = None) -> dict[str, Any]:
-        """Rebuild FTS and the vector index from the rows; embed what lacks a current vector."""
+    def reindex(
+        self,
+        *,
+        progress: Callable[[int, int], None] | None = None,
+        fts_progress: Callable[[int, int], None] | None = None,
+        batch: int = REINDEX_BATCH,
+    ) -> dict[str, Any]:
+        """Rebuild FTS and the vector index from the rows; embed what lacks a current vector.
+
+        The keyword index is rebuilt ``batch`` memories per transaction (each memory's entry
+        replaced in one step, so searches keep finding it), then entries of deleted memories
+        go: other writers wait for one batch at most, never for the whole rebuild."""
         conn = self.conn
+        batch = max(1, batch)
+        total = conn.execute("SELECT count(*) FROM memories").fetchone()[0]
+        done, last = 0, 0
+        while True:
+            ids = [
+                r[0]
+                for r in conn.execute(
+                    "SELECT id FROM memories WHERE id > ? ORDER BY id LIMIT ?", (last, batch)
+                ).fetchall()
+            ]
+            if not ids:
+                break
+            with dbmod.immediate(conn):
+                for mid in ids:
+                    self._fts_refresh(conn, mid)
+            last, done = ids[-1], done + len(ids)
+            if fts_progress:
+                fts_progress(done, total)
         with dbmod.immediate(conn):
+            conn.execute("DELETE FROM memories_fts WHERE rowid NOT IN (SELECT id FROM memories)")
             self._bump(conn)
-            conn.execute("DELETE FROM memories_fts")
-            for (mid,) in conn.execute("SELECT id FROM memories").fetchall():
-                self._fts_refresh(conn, mid)
-        embedded = self.embed_pending(progress=progress)
+        embedded = self.embed_pending(progress=progress, batch=min(batch, 256))
         state = None
         vi = self.vectors()
         if vi is not None:

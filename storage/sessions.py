@@ -20,7 +20,7 @@ import numpy as np
 from storage import db as dbmod
 from storage import passages as passages_mod
 from storage.errors import InvalidInput, NotFound
-from storage.redact import redact
+from storage.redact import redact, redact_value
 from storage.repository import MemoryStore
 from storage.sources.records import Conversation
 from storage.text import identifier_terms
@@ -114,8 +114,9 @@ def _message_metadata(m: Any) -> dict[str, Any]:
 
 
 def _dumps(meta: dict[str, Any]) -> str:
+    """Redacted JSON text of a session's or message's metadata."""
     try:
-        return json.dumps(meta, ensure_ascii=False, default=str)
+        return json.dumps(redact_value(meta), ensure_ascii=False, default=str)
     except (TypeError, ValueError):
         return "{}"
 
@@ -197,7 +198,7 @@ class SessionStore:
             old = dict(conn.execute("SELECT idx, text FROM messages WHERE session_id = ?", (sid,)))
             new_n = changed_n = 0
             for m in conv.messages:
-                text = redact(m.text[:MAX_MESSAGE_CHARS]).strip()
+                text = redact(m.text)[:MAX_MESSAGE_CHARS].strip()
                 if not text:
                     continue
                 meta_json = _dumps(_message_metadata(m))

@@ -19,10 +19,14 @@ from pathlib import Path
 import apsw
 import numpy as np
 
+# isort: off
 # onnxruntime must be loaded before usearch: the other order segfaults in onnxruntime's
-# import (usearch 2.26 + onnxruntime 1.31 on Linux x86_64, seen here).
-import onnxruntime  # noqa: F401
+# import (usearch 2.26 + onnxruntime 1.31 on Linux x86_64, seen here). storage.ort loads it
+# with its telemetry off.
+import storage.ort  # noqa: F401
 from usearch.index import Index
+
+# isort: on
 
 log = logging.getLogger(__name__)
 

@@ -12,9 +12,8 @@ import pytest
 from storage import MemoryStore, NewMemory
 from storage.embeddings import HashingEmbedder, OnnxEmbedder, load_embedder
 
-# Real data written by others (../shared/data beside the checkout; not copied into it).
-_BESIDE = Path(__file__).resolve().parents[2] / "shared" / "data"
-SHARED_DATA = _BESIDE if _BESIDE.is_dir() else Path("/work/shared/data")
+# Real decision records written by others, vendored with their licences (tests/data/README.md).
+TEST_DATA = Path(__file__).resolve().parent / "data"
 
 # Every table the store writes; snapshots of them prove that a refused call changed nothing.
 TABLES = (

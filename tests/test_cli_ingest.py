@@ -4,6 +4,7 @@ run as real subprocesses against real git repositories and chat files."""
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 import time
@@ -155,3 +156,38 @@ def test_consolidate_previews_then_links_near_duplicates(env: dict[str, str]) ->
     line = ok(["consolidate"], env)
     assert "link 1 near duplicates" in line
     assert json.loads(ok(["consolidate", "--json"], env))["similarLinked"] == 0
+
+
+def test_a_long_history_shows_its_progress_on_a_terminal(env: dict[str, str], tmp_path: Path):
+    """stderr is a terminal: the count of commits read out of the total appears as it grows."""
+    import os
+    import pty
+
+    from tests.project_fixtures import make_big_repo
+
+    repo = make_big_repo(tmp_path / "big", 300)
+    master, slave = pty.openpty()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "server", "ingest", "git", "--root", str(repo.root)],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=slave,
+        stdin=subprocess.DEVNULL,
+    )
+    os.close(slave)
+    seen = b""
+    while True:
+        try:
+            chunk = os.read(master, 4096)
+        except OSError:  # the child closed the terminal
+            break
+        if not chunk:
+            break
+        seen += chunk
+    out, _ = proc.communicate(timeout=120)
+    os.close(master)
+    assert proc.returncode == 0
+    assert b"300 read, 300 added" in out
+    shown = [int(n) for n in re.findall(rb"git: (\d+) of 300 commits", seen)]
+    assert shown[0] < shown[-1] == 300 and len(shown) >= 4
+    assert shown == sorted(shown)

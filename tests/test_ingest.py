@@ -13,10 +13,10 @@ from storage import MemoryFilter, MemoryStore
 from storage.errors import InvalidInput
 from storage.sessions import SessionStore
 from tests.chat_fixtures import build_all_chats
-from tests.conftest import SHARED_DATA, snapshot_of
+from tests.conftest import TEST_DATA, snapshot_of
 from tests.project_fixtures import GitRepo, make_adr_records, make_git_repo, make_rule_files
 
-ADR_DATA = SHARED_DATA / "adr"
+ADR_DATA = TEST_DATA / "adr"
 COMMITS_IN_DEFAULT_HISTORY = 8  # 7 commits on two branches + the merge
 KNOWLEDGE_COMMITS = 7  # the merge is left out by default
 

@@ -429,3 +429,55 @@ def test_a_commit_counts_only_for_the_files_it_touched(store: MemoryStore) -> No
     assert touched in result.memory_ids and other not in result.memory_ids
     order = [i.memory_id for i in result.items if i.tier.value == "relevant"]
     assert order.index(conversation) < order.index(touched)  # knowledge before history
+
+
+def _assemble_within(engine: ContextEngine, request: ContextRequest, seconds: float) -> object:
+    """The engine's answer, or a failure if it takes longer than ``seconds`` (a hang)."""
+    import threading
+
+    out: list[object] = []
+    t = threading.Thread(target=lambda: out.append(engine.assemble(request)), daemon=True)
+    t.start()
+    t.join(seconds)
+    assert not t.is_alive(), "context assembly did not end"
+    return out[0]
+
+
+def test_a_branch_name_longer_than_the_budget_still_ends_within_budget(
+    store: MemoryStore,
+) -> None:
+    store.add(NewMemory("Charges use idempotency keys", anchors=[anchor("file", FILE)]))
+    branch = "feature/" + "very-long-branch-name-" * 100  # ~2.2k characters
+    result = _assemble_within(ContextEngine(store), req(branch=branch, budget=200), 60)
+    assert result.tokens["total"] <= 200  # type: ignore[attr-defined]
+    assert count_tokens(result.markdown) <= 200  # type: ignore[attr-defined]
+    assert result.markdown.startswith("# Project memory")  # type: ignore[attr-defined]
+
+
+def test_a_70k_character_branch_at_the_default_budget_ends(store: MemoryStore) -> None:
+    store.add(NewMemory("Charges use idempotency keys", anchors=[anchor("file", FILE)]))
+    result = _assemble_within(ContextEngine(store), req(branch="b" * 70_000), 60)
+    assert count_tokens(result.markdown) <= 8000  # type: ignore[attr-defined]
+    assert result.branch is not None and len(result.branch) <= 1024  # type: ignore[attr-defined]
+
+
+def test_a_budget_smaller_than_any_title_gives_a_context_within_it(store: MemoryStore) -> None:
+    store.add(NewMemory("Charges use idempotency keys", anchors=[anchor("file", FILE)]))
+    for budget in (1, 3, 12):
+        result = _assemble_within(ContextEngine(store), req(budget=budget), 60)
+        assert count_tokens(result.markdown) <= budget  # type: ignore[attr-defined]
+
+
+def test_a_huge_tag_is_stored_cut_and_the_context_stays_usable(store: MemoryStore) -> None:
+    from storage import MAX_ANCHOR_CHARS
+
+    mid = store.add(
+        NewMemory(
+            "Retry payments with backoff",
+            anchors=[anchor("tag", "x" * 10_000_000), anchor("file", FILE)],
+        )
+    ).id
+    tags = [a.value for a in store.get(mid).anchors if a.type is AnchorType.TAG]
+    assert tags == ["x" * MAX_ANCHOR_CHARS]
+    result = _assemble_within(ContextEngine(store), req(), 60)
+    assert mid in result.memory_ids  # type: ignore[attr-defined]

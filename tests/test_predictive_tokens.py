@@ -235,3 +235,33 @@ def test_truncating_a_huge_text() -> None:
     text = "Lorem ipsum dolor sit amet, consectetur adipiscing elit. " * 3_500
     out = truncate_to_tokens(text, 100)
     assert 95 <= count_tokens(out) <= 100 and out.endswith("…")
+
+
+class _CountingCut:
+    """Stands in for the boundary pattern and adds up how many characters it was asked to scan."""
+
+    def __init__(self, pattern: object) -> None:
+        self.pattern = pattern
+        self.scanned = 0
+
+    def finditer(self, text: str, pos: int = 0, endpos: int | None = None) -> object:
+        end = len(text) if endpos is None else min(endpos, len(text))
+        self.scanned += max(0, end - pos)
+        return self.pattern.finditer(text, pos, end)  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize("unit", ["a", "/", "ab1"])
+def test_text_without_word_breaks_is_scanned_a_bounded_number_of_times(
+    monkeypatch: pytest.MonkeyPatch, unit: str
+) -> None:
+    from predictive import tokens
+
+    cut = _CountingCut(tokens._CUT)
+    monkeypatch.setattr(tokens, "_CUT", cut)
+    encoded: list[int] = []
+    real_encode = tokens._encode
+    monkeypatch.setattr(tokens, "_encode", lambda t: encoded.append(len(t)) or real_encode(t))
+    text = unit * (2_000_000 // len(unit))
+    assert tokens._count_chunked(text) > 0
+    assert cut.scanned <= 3 * len(text)  # linear: each stretch is looked at a few times at most
+    assert max(encoded) <= tokens._CHUNK_CHARS + tokens._SCAN_CHARS

@@ -36,12 +36,37 @@ async def client(lsp_client: LanguageClient, tmp_path_factory: pytest.TempPathFa
     base = tmp_path_factory.mktemp("inject")
     repo = make_repo(base / "repo", files={"src/a.py": "A = 1\n", "src/b.py": "B = 2\n"})
     mine = make_repo(base / "mine", files={"app.py": "print(1)\n", COPILOT: USER_TEXT})
-    lsp_client.repo, lsp_client.mine = repo, mine  # type: ignore[attr-defined]
+    hostile = make_hostile(base)
+    lsp_client.repo, lsp_client.mine, lsp_client.hostile = repo, mine, hostile  # type: ignore[attr-defined]
     await initialize(
-        lsp_client, [repo, mine], {"dataDirectory": str(base / "data"), "debounceMs": 20}
+        lsp_client,
+        [repo, mine, hostile],
+        {"dataDirectory": str(base / "data"), "debounceMs": 20},
     )
     yield
     await lsp_client.shutdown_session()
+
+
+OUTSIDE_EXCLUDE = "# someone else's file outside the workspace\nsecret-looking-line\n"
+QUOTING = (
+    "# My Cursor rules\n\nOur tool writes files that start with "
+    f"`{GENERATED_MARKER} -->`; this file is mine.\n"
+)
+
+
+def make_hostile(base: Path) -> Path:
+    """A workspace whose .cursor, .github and .living-memory and .git/info/exclude are symlinks
+    to places outside it, and one whose Cursor rule file quotes the marker."""
+    outside = base / "outside"
+    for d in ("cursor", "github", "lm"):
+        (outside / d).mkdir(parents=True)
+    (outside / "exclude").write_text(OUTSIDE_EXCLUDE)
+    hostile = make_repo(base / "hostile", files={"h.py": "H = 1\n"})
+    (hostile / ".cursor").symlink_to(outside / "cursor", target_is_directory=True)
+    (hostile / ".github").symlink_to(outside / "github", target_is_directory=True)
+    (hostile / ".living-memory").symlink_to(outside / "lm", target_is_directory=True)
+    (hostile / ".git" / "info" / "exclude").symlink_to(outside / "exclude")
+    return hostile
 
 
 def repo(client: LanguageClient) -> Path:
@@ -113,3 +138,16 @@ async def test_generated_files_stay_out_of_version_control(client: LanguageClien
     assert (repo(client) / ".living-memory" / ".gitignore").read_text().strip().endswith("*")
     exclude = (repo(client) / ".git" / "info" / "exclude").read_text().splitlines()
     assert f"/{CURSOR}" in exclude and f"/{COPILOT}" in exclude
+
+
+async def test_symlinked_target_folders_are_never_written_through(client: LanguageClient):
+    hostile = client.hostile  # type: ignore[attr-defined]
+    outside = hostile.parent / "outside"
+    opened = mark(client)
+    u = open_doc(client, hostile / "h.py")
+    ctx = await next_context(client, opened, u)
+    assert ctx["injected"] == []
+    assert sorted(ctx["refused"]) == sorted(str(hostile / p) for p in (CURSOR, COPILOT, AGENTS))
+    assert [p for p in outside.rglob("*") if p.is_file()] == [outside / "exclude"]
+    assert (outside / "exclude").read_text() == OUTSIDE_EXCLUDE
+    assert (hostile / ".git" / "info" / "exclude").is_symlink()

@@ -201,3 +201,61 @@ def test_claude_import_creates_the_file_when_missing(tmp_path: Path):
     result = enable_claude_import(tmp_path)
     assert result["changed"] is True
     assert (tmp_path / "CLAUDE.md").read_text() == "@.living-memory/context.md\n"
+
+
+# ---- injection never writes outside the folder (issue 14) -----------------------------------
+
+
+def test_a_planted_temporary_symlink_is_never_written_through(tmp_path: Path):
+    folder, victim = tmp_path / "ws", tmp_path / "victim.txt"
+    (folder / ".cursor" / "rules").mkdir(parents=True)
+    victim.write_text("precious\n")
+    for pid in range(os.getpid() - 50, os.getpid() + 50):  # the old predictable names
+        (folder / ".cursor" / "rules" / f".living-memory.mdc.{pid}.tmp").symlink_to(victim)
+    result = Injector(folder, ["cursor"]).write("# ctx\n")
+    assert result.written == [folder / TARGETS["cursor"].path]
+    assert victim.read_text() == "precious\n"
+    assert not (folder / TARGETS["cursor"].path).is_symlink()
+
+
+def test_a_symlinked_git_exclude_is_neither_read_nor_replaced(tmp_path: Path):
+    folder, outside = tmp_path / "ws", tmp_path / "outside-exclude"
+    (folder / ".git" / "info").mkdir(parents=True)
+    outside.write_text("# not yours\n/private-path\n")
+    (folder / ".git" / "info" / "exclude").symlink_to(outside)
+    result = Injector(folder, ["cursor"], git_root=folder).write("# ctx\n")
+    assert result.written
+    assert (folder / ".git" / "info" / "exclude").is_symlink()
+    assert outside.read_text() == "# not yours\n/private-path\n"
+
+
+def test_a_symlinked_git_info_folder_is_left_alone(tmp_path: Path):
+    folder, outside = tmp_path / "ws", tmp_path / "outside-info"
+    (folder / ".git").mkdir(parents=True)
+    outside.mkdir()
+    (folder / ".git" / "info").symlink_to(outside, target_is_directory=True)
+    Injector(folder, ["cursor"], git_root=folder).write("# ctx\n")
+    assert list(outside.iterdir()) == []
+
+
+def test_a_user_file_that_quotes_the_marker_is_not_overwritten(tmp_path: Path):
+    path = tmp_path / TARGETS["agents"].path
+    path.parent.mkdir(parents=True)
+    mine = f"# Notes\n\nThe tool's files begin with {GENERATED_MARKER} -->.\n"
+    path.write_text(mine)
+    result = Injector(tmp_path, ["agents"]).write("# ctx\n")
+    assert result.refused == [path]
+    assert path.read_text() == mine
+    assert Injector(tmp_path, ["agents"]).remove(["agents"]) == []
+    assert path.read_text() == mine
+
+
+def test_a_symlinked_claude_md_is_refused(tmp_path: Path):
+    outside = tmp_path / "elsewhere.md"
+    outside.write_text("# theirs\n")
+    folder = tmp_path / "ws"
+    folder.mkdir()
+    (folder / "CLAUDE.md").symlink_to(outside)
+    with pytest.raises(OSError):
+        enable_claude_import(folder)
+    assert outside.read_text() == "# theirs\n"

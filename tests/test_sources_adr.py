@@ -24,9 +24,9 @@ from storage.sources.adr import (
     parse_record,
 )
 from storage.sources.records import GENERATED_MARKER, MAX_FILE_BYTES, DecisionRecord, SkipLog
-from tests.conftest import SHARED_DATA
+from tests.conftest import TEST_DATA
 
-SAMPLES = SHARED_DATA / "adr"
+SAMPLES = TEST_DATA / "adr"
 FOLDERS = ("madr", "cisagov-manage.get.gov", "alphagov-govuk-aws")
 MADR = "madr/"
 GOV = "cisagov-manage.get.gov/"

@@ -268,11 +268,23 @@ def test_too_large_value_is_skipped(tmp_path: Path, monkeypatch: pytest.MonkeyPa
     assert reasons(skips) == {"too large": 1}
 
 
-def test_missing_tables_are_not_an_error(tmp_path: Path) -> None:
+def test_a_sqlite_file_without_cursors_tables_is_a_counted_skip(tmp_path: Path) -> None:
+    fx = build_cursor_workspace(tmp_path, "B", tmp_path / "proj")
+    other = cursor_user_dir(fx.home) / "workspaceStorage" / "other" / "state.vscdb"
+    other.parent.mkdir()
+    conn = apsw.Connection(str(other))
+    conn.execute("CREATE TABLE other(x)")
+    conn.close()
+    convs, skips = read(fx.project, fx.home)
+    assert [c.external_id for c in convs] == fx.ids  # the rest is read
+    assert reasons(skips) == {"not a Cursor database (no ItemTable or cursorDiskKV)": 1}
+
+
+def test_one_of_cursors_tables_is_enough(tmp_path: Path) -> None:
     db = tmp_path / "only" / "state.vscdb"
     db.parent.mkdir()
     conn = apsw.Connection(str(db))
-    conn.execute("CREATE TABLE other(x)")
+    conn.execute("CREATE TABLE ItemTable(key TEXT PRIMARY KEY, value BLOB)")
     conn.close()
     skips = SkipLog()
     assert list(cursor.read(None, paths=[db.parent], skips=skips)) == []

@@ -282,3 +282,47 @@ def test_ten_thousand_commits_in_seconds(tmp_path: Path) -> None:
     assert last is not None and last.subject == "Commit 10000: change module 9"
     assert len(last.files) == 3 and last.branch == "main"
     assert elapsed < 10, f"{elapsed:.1f} s"
+
+
+def _linear_repo(root: Path, n: int = 6) -> list[str]:
+    """A repository of ``n`` commits, each adding a file; their shas, oldest first."""
+    root.mkdir()
+    git(root, "init", "-q", "-b", "main")
+    shas = []
+    for i in range(n):
+        (root / f"f{i}.txt").write_text(f"file {i}\n")
+        git(root, "add", ".")
+        git(root, "-c", "user.name=T", "-c", "user.email=t@example.com", "commit", "-qm", f"c{i}")
+        shas.append(git(root, "rev-parse", "HEAD").strip())
+    return shas
+
+
+def _corrupt(root: Path, sha: str) -> None:
+    """Overwrite one loose object with garbage."""
+    path = root / ".git" / "objects" / sha[:2] / sha[2:]
+    path.chmod(0o644)
+    path.write_bytes(b"this is not a zlib stream")
+
+
+def test_a_corrupt_tree_skips_its_commit_with_a_reason_and_reads_the_rest(tmp_path: Path) -> None:
+    shas = _linear_repo(tmp_path / "r")
+    tree = git(tmp_path / "r", "rev-parse", f"{shas[2]}^{{tree}}").strip()
+    _corrupt(tmp_path / "r", tree)
+    for _ in range(5):  # the failure used to be lost in a race with git's exit
+        commits, skips = read(tmp_path / "r")
+        read_shas = [c.sha for c in commits]
+        assert read_shas[:2] == shas[:2]
+        assert shas[-1] in read_shas  # the rest is read
+        assert shas[2] not in read_shas
+        reasons = [reason for (_, reason) in skips.counts]
+        assert any(r.startswith("unreadable commit") for r in reasons), reasons
+
+
+def test_a_corrupt_commit_object_is_a_counted_git_error(tmp_path: Path) -> None:
+    shas = _linear_repo(tmp_path / "r", 4)
+    _corrupt(tmp_path / "r", shas[1])
+    for _ in range(5):
+        _commits, skips = read(tmp_path / "r")
+        assert skips.total >= 1
+        reasons = [reason for (_, reason) in skips.counts]
+        assert any(r.startswith(("git error", "unreadable commit")) for r in reasons), reasons

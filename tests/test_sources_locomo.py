@@ -1,4 +1,5 @@
-"""LoCoMo benchmark reader: a tiny synthetic file in the same shape, and the real file."""
+"""LoCoMo benchmark reader on files of LoCoMo's shape built here (the real file, CC BY-NC, is
+read by bench/bench_locomo.py only)."""
 
 from __future__ import annotations
 
@@ -9,9 +10,6 @@ from pathlib import Path
 
 from storage.sources import chats, locomo
 from storage.sources.records import SkipLog
-from tests.conftest import SHARED_DATA
-
-REAL = SHARED_DATA / "locomo" / "locomo10.json"
 
 
 def sample() -> list[dict[str, object]]:
@@ -118,18 +116,46 @@ def test_read_all_reads_locomo_only_when_named(tmp_path: Path) -> None:
     assert "locomo" not in chats.TOOLS
 
 
-def test_real_file_counts() -> None:
-    raw = json.loads(REAL.read_text(encoding="utf-8"))
+def locomo_shaped(samples: int = 4, sessions: int = 6, turns: int = 9) -> list[dict[str, object]]:
+    """A file shaped like locomo10.json: samples of numbered sessions with their date-times,
+    turns with ``dia_id`` (some with image captions), a ``qa`` list with evidence."""
+    data: list[dict[str, object]] = []
+    for s in range(samples):
+        conv: dict[str, object] = {"speaker_a": f"A{s}", "speaker_b": f"B{s}"}
+        for n in range(1, sessions + 1):
+            conv[f"session_{n}_date_time"] = f"{1 + n % 12}:0{n % 6} pm on {n} May, 2023"
+            session = []
+            for t in range(1, turns + n % 3 + 1):
+                turn: dict[str, object] = {
+                    "speaker": f"A{s}" if t % 2 else f"B{s}",
+                    "dia_id": f"D{n}:{t}",
+                    "text": f"Turn {t} of session {n} in sample {s}: topic {t * n}.",
+                }
+                if t % 5 == 0:
+                    turn.update(img_url=["https://example.com/p.jpg"], blip_caption="a photo")
+                session.append(turn)
+            conv[f"session_{n}"] = session
+        qa = [{"question": "What?", "answer": "x", "evidence": ["D1:1"], "category": 1}]
+        data.append({"sample_id": f"conv-{s}", "qa": qa, "conversation": conv})
+    return data
+
+
+def test_a_locomo_shaped_file_is_read_whole_and_untouched(tmp_path: Path) -> None:
+    raw = locomo_shaped()
+    path = tmp_path / "locomo10.json"
+    path.write_text(json.dumps(raw), encoding="utf-8")
     want_sessions = 0
     want_turns = 0
     for s in raw:
-        for key, value in s["conversation"].items():
+        conversation = s["conversation"]
+        assert isinstance(conversation, dict)
+        for key, value in conversation.items():
             if re.fullmatch(r"session_\d+", key):
                 want_sessions += 1
                 want_turns += len(value)
-    mtime = REAL.stat().st_mtime_ns
+    mtime = path.stat().st_mtime_ns
     skips = SkipLog()
-    convs = list(locomo.read(paths=[REAL], skips=skips))
+    convs = list(locomo.read(paths=[path], skips=skips))
     assert skips.total == 0
     assert len({c.metadata["sample_id"] for c in convs}) == len(raw)
     assert len(convs) == want_sessions
@@ -137,4 +163,4 @@ def test_real_file_counts() -> None:
     assert len({c.external_id for c in convs}) == len(convs)
     assert all(c.started_at is not None for c in convs)
     assert all(m.metadata["dia_id"] for c in convs for m in c.messages)
-    assert REAL.stat().st_mtime_ns == mtime
+    assert path.stat().st_mtime_ns == mtime

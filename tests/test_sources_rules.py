@@ -403,3 +403,17 @@ def test_an_unreadable_file_is_skipped(tmp_path: Path, monkeypatch: pytest.Monke
     monkeypatch.setattr("builtins.open", failing_open)
     files, skips = read(tmp_path)
     assert files == {} and skips.counts == {("rules", "unreadable"): 1}
+
+
+def test_a_self_referencing_symlink_is_a_counted_skip_and_the_rest_is_read(
+    tmp_path: Path,
+) -> None:
+    rules = tmp_path / ".cursor" / "rules"
+    rules.mkdir(parents=True)
+    (rules / "good.mdc").write_text("---\nalwaysApply: true\n---\n- Always run the tests first\n")
+    (rules / "loop.mdc").symlink_to(rules / "loop.mdc")
+    (rules / "a.mdc").symlink_to(rules / "b.mdc")
+    (rules / "b.mdc").symlink_to(rules / "a.mdc")
+    found, skips = read(tmp_path)
+    assert list(found) == [".cursor/rules/good.mdc"]
+    assert skips.counts[("rules", "symlink loop")] == 3

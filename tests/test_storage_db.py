@@ -286,7 +286,7 @@ def test_current_branch(tmp_path: Path) -> None:
 def test_a_store_with_memories_is_marked_for_new_short_forms(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Migration 3: memories stored before it carry short forms of compressor format 1."""
+    """Migration 4: memories stored before it carry short forms of compressor format 1."""
     old, new = tmp_path / "old.db", tmp_path / "new.db"
     monkeypatch.setattr(dbmod, "MIGRATIONS", MIGRATIONS[:2])
     with MemoryStore(old) as s:
@@ -295,3 +295,30 @@ def test_a_store_with_memories_is_marked_for_new_short_forms(
     with MemoryStore(old) as s, MemoryStore(new) as fresh:
         assert s.ingest_state("levels") == {"format": "1"}
         assert fresh.ingest_state("levels") == {"format": "2"}
+
+
+def test_reindex_lets_other_writers_in_between_batches(tmp_path: Path) -> None:
+    """The keyword index is rebuilt in batches: a writer that cannot wait at all (busy timeout
+    0) still gets the write lock between them, and the result is complete."""
+    import apsw
+
+    from storage import MemoryStore, NewMemory
+    from storage.embeddings import HashingEmbedder
+
+    db = tmp_path / "m.db"
+    store = MemoryStore(db, embedder=HashingEmbedder(dim=16))
+    store.add_many([NewMemory(f"memory number {i} about payments") for i in range(1_000)])
+    other = apsw.Connection(str(db))
+    other.setbusytimeout(0)
+    got_in: list[int] = []
+
+    def between(done: int, total: int) -> None:
+        other.execute("BEGIN IMMEDIATE")  # raises BusyError if reindex still holds the lock
+        other.execute("COMMIT")
+        got_in.append(done)
+
+    result = store.reindex(fts_progress=between, batch=100)
+    other.close()
+    store.close()
+    assert got_in == list(range(100, 1_001, 100))
+    assert result["fts_rows"] == 1_000

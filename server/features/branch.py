@@ -36,6 +36,12 @@ def setup(server: LivingMemoryServer) -> None:
     from predictive.signals import BranchChanged
 
     def changed(project: Project, branch: str | None, previous: str | None) -> None:
+        from storage import clip_anchor_value
+
+        # a branch name is matched by its first 1,024 characters (as stored): a huge one is
+        # cut here, before it reaches the logs, the state or the notifications
+        branch = clip_anchor_value(branch) if isinstance(branch, str) else branch
+        previous = clip_anchor_value(previous) if isinstance(previous, str) else previous
         if branch == project.branch:
             return
         log.info("%s: branch %s → %s", project.name, project.branch, branch)

@@ -10,10 +10,12 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
 
+from server import client_watch
 from server import settings as settings_mod
 from server.settings import SECTION
 
@@ -41,6 +43,10 @@ def setup(server: LivingMemoryServer) -> None:
         if not folders and params.root_uri:
             folders = [params.root_uri]
         state["folders"] = folders
+        if isinstance(params.process_id, int):
+            server.spawn(
+                client_watch.watch(params.process_id, lambda: exit_now(server)), "client-watch"
+            )
 
     @server.on(types.INITIALIZED, wait=False)
     async def initialized(params: types.InitializedParams) -> None:
@@ -95,13 +101,31 @@ def setup(server: LivingMemoryServer) -> None:
 
     @server.on(types.SHUTDOWN, wait=False)
     async def shutdown(params: Any) -> None:
-        server.shutting_down = True
-        server.jobs.cancel_all()
-        if server.context is not None:
-            for task in list(server.context.pending.values()):
-                task.cancel()
-        if server.registry is not None:
-            await server.registry.close()
+        await stop_work(server)
+
+
+async def stop_work(server: LivingMemoryServer) -> None:
+    """Cancel the long jobs and pending contexts and close every store (what is committed
+    stays)."""
+    server.shutting_down = True
+    server.jobs.cancel_all()
+    if server.context is not None:
+        for task in list(server.context.pending.values()):
+            task.cancel()
+    if server.registry is not None:
+        await server.registry.close()
+
+
+async def exit_now(server: LivingMemoryServer) -> None:
+    """The client's process is gone: close the stores and end the process. (Our stdin may
+    still be open, and a thread is blocked reading it, so a normal exit would wait for ever.)"""
+    try:
+        await asyncio.wait_for(stop_work(server), 20)
+    except Exception:
+        log.exception("closing the stores before exiting failed")
+    finally:
+        logging.shutdown()
+        os._exit(0)
 
 
 async def pull_configuration(

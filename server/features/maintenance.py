@@ -111,7 +111,9 @@ def setup(server: LivingMemoryServer) -> None:
             embedded = store.embed_pending(batch=batch, progress=job.progress)
             job.check()
             job.progress(pending, max(pending, 1), "rebuilding indexes")
-            result = store.reindex()
+            result = store.reindex(
+                fts_progress=lambda done, total: job.progress(done, total, "keyword index")
+            )
             return {
                 "embedded": embedded,
                 "keywordRows": result["fts_rows"],

@@ -275,8 +275,15 @@ def read(
 
 
 def _read_db(conn: ReadOnlyDb, db: _DbFile, state: _State) -> Iterator[Conversation]:
-    items = conn.items("ItemTable", [CHAT_KEY, COMPOSER_KEY])
     where = str(db.path)
+    tables = conn.query(
+        "SELECT name FROM sqlite_master WHERE type = 'table' AND name IN "
+        "('ItemTable', 'cursorDiskKV')"
+    )
+    if not tables:
+        state.skips.skip(TOOL, where, "not a Cursor database (no ItemTable or cursorDiskKV)")
+        return
+    items = conn.items("ItemTable", [CHAT_KEY, COMPOSER_KEY])
     chat = _value(items.get(CHAT_KEY), f"{where}#{CHAT_KEY}", state.skips)
     if chat is not None:
         yield from _chat_tabs(chat, db, state)

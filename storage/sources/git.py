@@ -25,7 +25,9 @@ Choices:
   user's, see ``safe.directory``): nothing is read and the skip log says why (``not a git
   repository``, ``git not installed``, ``empty repository``, ``repository not trusted by
   git``). A shallow clone is read as far as it goes and logged as ``shallow clone``; a failing
-  ``git log`` is logged as ``git error``.
+  ``git log`` is logged as ``git error``. When it stops at an unreadable (corrupt) object,
+  the commit it stopped at is skipped as ``unreadable commit`` and the rest is read; ``git
+  log``'s exit status is always awaited, also after the end of its output.
 - Memory: the stream is parsed as it arrives; only the set of branch-only shas is held (all
   of them for a repository with a single branch: about 100 bytes a commit).
 """
@@ -97,6 +99,20 @@ def _git_version() -> tuple[int, int]:
     """The installed git's (major, minor), (0, 0) when unknown."""
     m = re.search(r"(\d+)\.(\d+)", _out(Path.cwd(), "version") or "")
     return (int(m.group(1)), int(m.group(2))) if m else (0, 0)
+
+
+def count_commits(root: Path, *, after: str | None = None, since: float | None = None) -> int:
+    """How many commits :func:`read_commits` would read (0 when unknown): for progress."""
+    args = ["rev-list", "--count", "HEAD"]
+    if after and _commit_exists(root, after):
+        args.append(f"^{after}")
+    if since is not None:
+        args.append(_since(since))
+    try:
+        out = _out(root, *args, "--")
+    except OSError:
+        return 0
+    return int(out) if out and out.strip().isdigit() else 0
 
 
 def _commit_exists(root: Path, rev: str) -> bool:
@@ -250,7 +266,52 @@ def read_commits(
     args += [*revs, "--"]
     if prefix:
         args.append(".")
-    yield from _stream(root, args, branch, mine, limit, skips)
+    seen: set[str] = set()
+    count = 0
+    for _attempt in range(MAX_RESTARTS + 1):
+        failure: list[str] = []
+        for commit in _stream(root, args, branch, mine, failure):
+            if commit.sha in seen:
+                continue
+            seen.add(commit.sha)
+            yield commit
+            count += 1
+            if limit is not None and count >= limit:
+                return
+        if not failure:
+            return
+        # git stopped at an unreadable object: skip the commit it stopped at, read the rest
+        bad = _first_unread(root, revs, since, seen)
+        if bad is None:
+            log.warning("git log failed in %s: %s", root, failure[0])
+            skips.skip(SOURCE, where, f"git error: {failure[0][:200]}")
+            return
+        log.warning("git could not read commit %s in %s: %s", bad, root, failure[0])
+        skips.skip(SOURCE, bad, f"unreadable commit (corrupt object): {failure[0][:200]}")
+        seen.add(bad)
+        args = [*args[: args.index("--")], f"^{bad}", *args[args.index("--") :]]
+    skips.skip(SOURCE, where, "too many unreadable commits; the rest is not read")
+
+
+MAX_RESTARTS = 20
+
+
+def _first_unread(root: Path, revs: list[str], since: float | None, seen: set[str]) -> str | None:
+    """The first commit in log order that was not read (the one git stopped at), if the
+    history itself can still be walked."""
+    args = ["rev-list", "--reverse", "--date-order"]
+    if since is not None:
+        args.append(_since(since))
+    try:
+        proc = _git(root, *args, *revs, "--")
+    except OSError:
+        return None
+    if proc.returncode != 0:
+        return None
+    for line in proc.stdout.decode("ascii", errors="replace").split():
+        if line not in seen:
+            return line
+    return None
 
 
 def _stream(
@@ -258,10 +319,11 @@ def _stream(
     args: list[str],
     branch: str,
     mine: set[str],
-    limit: int | None,
-    skips: SkipLog,
+    failure: list[str],
 ) -> Iterator[Commit]:
-    """Run ``git log`` and yield its commits; the process is ended when the caller stops."""
+    """Run ``git log`` and yield its commits; the process is ended when the caller stops
+    early. When git itself fails, its first error line is appended to ``failure`` (also when
+    it fails after the end of its output: its exit status is always awaited)."""
     with tempfile.TemporaryFile() as err:
         try:
             proc = subprocess.Popen(
@@ -272,24 +334,19 @@ def _stream(
                 env=_env(),
             )
         except OSError:
-            skips.skip(SOURCE, str(root), "git not installed")
+            failure.append("git not installed")
             return
         assert proc.stdout is not None
-        count = 0
+        finished = False
         try:
-            for commit in _commits(_tokens(proc.stdout), branch, mine):
-                yield commit
-                count += 1
-                if limit is not None and count >= limit:
-                    break
+            yield from _commits(_tokens(proc.stdout), branch, mine)
+            finished = True
         finally:
-            stopped = proc.poll() is None
-            if stopped:
-                proc.kill()
+            if not finished and proc.poll() is None:
+                proc.kill()  # the caller stopped early
             proc.stdout.close()
             code = proc.wait()
-        if code != 0 and not stopped:
+        if finished and code != 0:
             err.seek(0)
             message = err.read(2000).decode("utf-8", errors="replace").strip()
-            log.warning("git log failed in %s: %s", root, message)
-            skips.skip(SOURCE, str(root), "git error")
+            failure.append(message.splitlines()[0] if message else f"exit status {code}")

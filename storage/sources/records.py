@@ -16,11 +16,12 @@ Role = Literal["user", "assistant", "tool", "system"]
 
 
 def is_generated(text: str | bytes) -> bool:
-    """Whether a file's content was written by this tool (the marker is near the top)."""
+    """Whether a file's content was written by this tool: a line near the top (after any front
+    matter) begins with the marker; a file that merely quotes it inside a line is not."""
     head = text[:2000]
     if isinstance(head, bytes):
         head = head.decode("utf-8", errors="replace")
-    return GENERATED_MARKER in head
+    return any(line.startswith(GENERATED_MARKER) for line in head.splitlines()[:12])
 
 
 @dataclass

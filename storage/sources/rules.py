@@ -413,6 +413,15 @@ def _imports(text: str) -> tuple[list[str], str]:
     return found, "\n".join(kept)
 
 
+def _resolved(path: Path) -> Path | None:
+    """``path`` with every symlink resolved, or None for a symlink loop (or an unreadable
+    path)."""
+    try:
+        return path.resolve()
+    except (OSError, RuntimeError):
+        return None
+
+
 def _inside(root: Path, path: Path) -> str | None:
     """``path`` relative to the resolved root, or None when it lies outside."""
     try:
@@ -445,7 +454,7 @@ def find_rule_files(
                 skips.skip(SOURCE, rel, "not a rule file")
             else:
                 wanted.append(found)
-    standalone = {(root / c.rel).resolve() for c in wanted}
+    standalone = {r for c in wanted if (r := _resolved(root / c.rel)) is not None}
     done: set[Path] = set()
     for cand in wanted:
         yield from _read(root, real_root, cand, done, standalone, skips)
@@ -469,10 +478,13 @@ def _read(
     imported: bool = False,
 ) -> Iterator[RuleFile]:
     path = root / cand.rel
+    real = _resolved(path)
+    if real is None:
+        skips.skip(SOURCE, cand.rel, "symlink loop")
+        return
     if _inside(real_root, path) is None:
         skips.skip(SOURCE, cand.rel, "outside the project")
         return
-    real = path.resolve()
     if real in done:
         skips.skip(SOURCE, cand.rel, "duplicate")
         return
@@ -527,7 +539,7 @@ def _follow(
     if not path.exists():
         skips.skip(SOURCE, where, "import not found")
         return
-    if path.resolve() in standalone:
+    if _resolved(path) in standalone:
         return  # read on its own, with its own kind
     cand = _Candidate(rel, importer.kind, globs, always)
     yield from _read(root, real_root, cand, done, standalone, skips, imported=True)

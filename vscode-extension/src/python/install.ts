@@ -1,11 +1,14 @@
 /**
  * Installing the server into a private virtual environment (in the extension's global
- * storage): `python -m venv --clear <env>`, then `<env>/python -m pip install <requirement>`.
+ * storage): `python -m venv --clear <env>`, then `<env>/python -m pip install <source>`.
  * The plan is pure (unit-tested); running it needs only node.
+ *
+ * The server is installed only from a source the user named — a wheel, a source archive or a
+ * checkout of this project, as a path or a URL — never by a package name from an index: the
+ * name `living-memory` on PyPI belongs to an unrelated project.
  */
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { SERVER_PACKAGE } from '../protocol/launch';
 import type { ProcessRunner, RunResult } from './process';
 
 /** Environment variable naming what to install when the setting is empty (offline wheels). */
@@ -28,9 +31,9 @@ export interface InstallPlan {
 export interface InstallOptions {
   basePython: string;
   envDir: string;
-  /** The extension's version: the server package of the same version is installed. */
+  /** The extension's version (for the log). */
   version: string;
-  /** A wheel, a source directory or archive, or a pip requirement; empty: the index. */
+  /** A wheel, a source directory or archive, as a path or a URL (required). */
   source?: string | undefined;
   platform?: NodeJS.Platform;
   home?: string;
@@ -49,21 +52,52 @@ export function configuredSource(setting: string | undefined, env: NodeJS.Proces
   return value ? value : undefined;
 }
 
-/** What pip installs: the source (a leading `~` expanded), else the package at our version. */
-export function requirementFor(source: string | undefined, version: string, home = os.homedir()): string {
-  if (!source) {
-    return `${SERVER_PACKAGE}==${version}`;
+/** Why there is nothing to install: no source named, or one that is a package name. */
+export class NoInstallSource extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'NoInstallSource';
   }
-  if (source === '~' || source.startsWith('~/') || source.startsWith('~\\')) {
-    return path.join(home, source.slice(1));
+}
+
+export const NO_SOURCE_MESSAGE =
+  'No install source is set. Set livingMemory.serverInstallSource (or LIVING_MEMORY_SERVER_SOURCE) ' +
+  'to a Living Memory wheel (.whl), source archive or checkout folder; the server is never ' +
+  'installed by name from a package index.';
+
+const URL_SOURCE = /^(?:https?|file):\/\/|^git\+(?:https?|ssh|file):\/\//i;
+const ARCHIVE = /\.(?:whl|tar\.gz|tgz|zip)$/i;
+
+/**
+ * What pip installs: a path (a leading `~` expanded) or a URL the user named. A bare name or
+ * requirement (`living-memory`, `foo>=1`) is refused: pip would fetch whatever an index
+ * serves under that name.
+ */
+export function requirementFor(source: string | undefined, home = os.homedir()): string {
+  const value = source?.trim();
+  if (!value) {
+    throw new NoInstallSource(NO_SOURCE_MESSAGE);
   }
-  return source;
+  if (value === '~' || value.startsWith('~/') || value.startsWith('~\\')) {
+    return path.join(home, value.slice(1));
+  }
+  if (URL_SOURCE.test(value) || path.isAbsolute(value) || path.win32.isAbsolute(value)) {
+    return value;
+  }
+  if (value.startsWith('./') || value.startsWith('../') || value.startsWith('.\\') || ARCHIVE.test(value)) {
+    return value;
+  }
+  throw new NoInstallSource(
+    `"${value}" looks like a package name, and the server is never installed by name from a ` +
+      'package index. Set livingMemory.serverInstallSource to the path or URL of a Living Memory ' +
+      'wheel, source archive or checkout.',
+  );
 }
 
 export function installPlan(options: InstallOptions): InstallPlan {
   const platform = options.platform ?? process.platform;
   const python = envPython(options.envDir, platform);
-  const requirement = requirementFor(options.source, options.version, options.home);
+  const requirement = requirementFor(options.source, options.home);
   return {
     envDir: options.envDir,
     python,

@@ -6,29 +6,49 @@ import {
   failureSummary,
   InstallError,
   installPlan,
+  NoInstallSource,
   requirementFor,
   runInstall,
 } from '../../src/python/install';
 import type { ProcessRunner } from '../../src/python/process';
 
 describe('install plan', () => {
-  test('makes a venv with the found Python, then pip-installs the package of our version', () => {
-    const plan = installPlan({ basePython: '/usr/bin/python3', envDir: '/store/server-env', version: '0.1.0', platform: 'linux' });
+  test('makes a venv with the found Python, then pip-installs the wheel the user named', () => {
+    const wheel = '/dl/living_memory-0.1.0-py3-none-any.whl';
+    const plan = installPlan({ basePython: '/usr/bin/python3', envDir: '/store/server-env', version: '0.1.0', source: wheel, platform: 'linux' });
     assert.equal(plan.python, '/store/server-env/bin/python');
-    assert.equal(plan.requirement, 'living-memory==0.1.0');
+    assert.equal(plan.requirement, wheel);
     assert.deepEqual(
       plan.steps.map((s) => [s.command, ...s.args]),
       [
         ['/usr/bin/python3', '-m', 'venv', '--clear', '/store/server-env'],
-        ['/store/server-env/bin/python', '-m', 'pip', 'install', '--disable-pip-version-check', '--no-input', 'living-memory==0.1.0'],
+        ['/store/server-env/bin/python', '-m', 'pip', 'install', '--disable-pip-version-check', '--no-input', wheel],
       ],
     );
   });
 
-  test('installs a configured wheel or checkout instead', () => {
-    const plan = installPlan({ basePython: 'py', envDir: '/e', version: '0.1.0', source: '/dl/living_memory-0.1.0-py3-none-any.whl', platform: 'linux' });
-    assert.equal(plan.requirement, '/dl/living_memory-0.1.0-py3-none-any.whl');
-    assert.equal(plan.steps[1]?.args.at(-1), '/dl/living_memory-0.1.0-py3-none-any.whl');
+  test('with no source nothing is planned: never a package name from an index', () => {
+    for (const source of [undefined, '', '   ']) {
+      assert.throws(
+        () => installPlan({ basePython: 'py', envDir: '/e', version: '0.1.0', source, platform: 'linux' }),
+        (e: unknown) => e instanceof NoInstallSource && /never installed by name/.test(e.message),
+      );
+    }
+  });
+
+  test('a package name or requirement as the source is refused', () => {
+    for (const source of ['living-memory', 'living-memory==0.1.0', 'living-memory>=0.1', 'somepkg']) {
+      assert.throws(() => requirementFor(source, '/home/u'), NoInstallSource, source);
+    }
+  });
+
+  test('paths, archives and URLs the user named are installed as they are', () => {
+    assert.equal(requirementFor('/src/living-memory', '/home/u'), '/src/living-memory');
+    assert.equal(requirementFor('C:\\src\\living-memory', '/home/u'), 'C:\\src\\living-memory');
+    assert.equal(requirementFor('./living_memory-0.1.0.tar.gz', '/home/u'), './living_memory-0.1.0.tar.gz');
+    assert.equal(requirementFor('living_memory-0.1.0-py3-none-any.whl', '/home/u'), 'living_memory-0.1.0-py3-none-any.whl');
+    assert.equal(requirementFor('https://example.org/lm.whl', '/home/u'), 'https://example.org/lm.whl');
+    assert.equal(requirementFor('git+https://example.org/lm.git', '/home/u'), 'git+https://example.org/lm.git');
   });
 
   test('the venv interpreter on Windows', () => {
@@ -43,8 +63,7 @@ describe('install plan', () => {
   });
 
   test('a leading ~ is the home directory', () => {
-    assert.equal(requirementFor('~/wheels/lm.whl', '0.1.0', '/home/u'), '/home/u/wheels/lm.whl');
-    assert.equal(requirementFor('living-memory>=0.1', '0.1.0', '/home/u'), 'living-memory>=0.1');
+    assert.equal(requirementFor('~/wheels/lm.whl', '/home/u'), '/home/u/wheels/lm.whl');
   });
 });
 
@@ -74,10 +93,10 @@ describe('running the install', () => {
     };
     const lines: string[] = [];
     const steps: string[] = [];
-    const plan = installPlan({ basePython: 'py', envDir: '/e', version: '0.1.0', platform: 'linux' });
+    const plan = installPlan({ basePython: 'py', envDir: '/e', version: '0.1.0', source: '/w/lm.whl', platform: 'linux' });
     await assert.rejects(
       runInstall(plan, runner, { step: (s) => steps.push(s.title), line: (l) => lines.push(l) }),
-      (e: unknown) => e instanceof InstallError && /^Installing living-memory==0\.1\.0 failed: ERROR: no network \(exit code 1\)$/.test(e.message),
+      (e: unknown) => e instanceof InstallError && /^Installing \/w\/lm\.whl failed: ERROR: no network \(exit code 1\)$/.test(e.message),
     );
     assert.deepEqual(ran, ['py', '/e/bin/python']);
     assert.equal(steps.length, 2);

@@ -1,0 +1,223 @@
+"""No credential reaches disk: every kind, through every free-text field, in every file.
+
+All values are synthetic and assembled from pieces, so no scanner mistakes this file for a leak;
+none of them is a real credential.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from predictive.engine import ContextEngine, ContextRequest
+from server.injection import Injector
+from storage import Anchor, AnchorType, Kind, MemoryStore, NewMemory
+from storage.embeddings import HashingEmbedder
+from storage.redact import KINDS, redact
+from storage.sessions import SessionStore
+from storage.sources.records import ChatMessage, CodeBlock, Conversation
+
+A36 = "Ab3dEf6hIj9kLm2nOp5qRs8tUv1wXy4zQw7E"  # 36 mixed characters
+HEX32 = "0f1e2d3c4b5a69788796a5b4c3d2e1f0"
+
+# kind → (a sentence that carries the secret, the secret itself)
+SAMPLES: dict[str, tuple[str, str]] = {
+    "github-classic": ("push with {} then", "ghp_" + A36),
+    "github-fine-grained": ("token {} works", "github_pat_" + "11ABCDEFG0123456789_" * 4),
+    "gitlab": ("gitlab {}", "glpat-" + "xXyYzZ0123456789aBcD"),
+    "slack-bot": ("slack bot {}", "xox" + "b-1234567890-0987654321-" + "AbCdEfGhIjKlMnOp"),
+    "slack-user": ("my slack {}", "xox" + "p-1234567890-0987654321-" + "ZyXwVuTsRqPoNmLk"),
+    "slack-webhook": (
+        "post to {} on deploy",
+        "https://hooks.slack.com/services/" + "T0ABCDEF1/B0ABCDEF2/" + "Qr5tUv8wXy1zAb4cDe7fGh0i",
+    ),
+    "aws-access-key": ("the key id {} in ~/.aws", "AKIA" + "Q3DF7EXAMPL3TEST"),
+    "aws-secret-bare": (
+        "our aws secret is {} keep it safe",
+        "wJalrXUtnFEMI/K7MDENG/" + "bPxRfiCYEXAMPLEKEY",
+    ),
+    "openai": ("old key {}.", "sk-" + "T3BlbkFJ" + "q1w2e3r4t5y6u7i8o9p0a1s2"),
+    "openai-short": ("use {} for dev", "sk-" + "cd5" + "e9b1a0c7f3d2e6"),
+    "openai-project": ("proj {}", "sk-" + "proj-" + A36),
+    "openrouter": ("router {}", "sk-" + "or-v1-" + HEX32 + HEX32),
+    "anthropic": ("claude {}", "sk-" + "ant-api03-" + A36 + "-AAAA"),
+    "google": ("maps {} quota", "AI" + "za" + "SyA1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q"),
+    "brave-in-code": ("EngineConfig(api_key='{}', enabled=True)", "BSA" + "wbw" + A36[:25]),
+    "perplexity-in-code": ("Config(api_key='{}')", "pplx-" + A36 + "0123"),
+    "perplexity-cli-flag": ('search -e pplx --api-key "{}" q', "pplx-" + A36[::-1] + "9876"),
+    "hex-in-code": ("'deepl': EngineConfig(api_key='{}')", HEX32 + "-9beb"),
+    "wrapped-in-terminal": ("EngineConfig(api_ke\ny='{}', enabled=True)", "ahWnvs" + A36[:26]),
+    "stripe": ("stripe.api_key = '{}'", "sk_" + "live_" + "4eC39HqLyjWDarjtT1zdp7dc"),
+    "stripe-webhook": ("whsec {}", "whsec_" + A36),
+    "twilio-sid": ("twilio account {}", "AC" + HEX32),
+    "twilio-key": ("twilio api key {}", "SK" + HEX32[::-1]),
+    "sendgrid": ("mail {}", "SG." + "Ab3dEf6hIj9kLm2nOp5qRs" + "." + A36 + "1234567"),
+    "npm": ("//registry.npmjs.org/:_authToken={}", "npm_" + A36),
+    "pypi": ("upload with {}", "pypi-AgEIcHlwaS5vcmc" + A36 + A36),
+    "huggingface": ("HF {}", "hf_" + A36[:32]),
+    "jwt": (
+        "cookie {} expired",
+        "eyJhbGciOiJIUzI1NiJ9" + ".eyJzdWIiOiIxMjM0NTY3ODkwIn0" + ".dozjgNryP4J3jVmNHl0w5N",
+    ),
+    "private-key": (
+        "key:\n{}\nend",
+        "-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEA7V4"
+        + "x9Qk2Jz\n-----END RSA PRIVATE KEY-----",
+    ),
+    "url-password": ("DATABASE_URL=postgres://admin:{}@db:5432/app", "S3cr3t" + "Passw0rd42"),
+    "azure-storage": (
+        "DefaultEndpointsProtocol=https;AccountName=x;AccountKey={};",
+        "Zm9vYmFy" + A36 + "==",
+    ),
+    "azure-client-secret": ("client secret {}", "abc" + "8Q~" + A36[:32]),
+    "groq": ("groq {}", "gsk_" + A36 + "0123456789ab"),
+    "digitalocean": ("doctl {}", "dop_v1_" + HEX32 + HEX32),
+    "telegram": ("bot {}", "123456789:AA" + A36[:33]),
+    "discord-webhook": (
+        "notify {}",
+        "https://discord.com/api/webhooks/" + "123456789012345678/" + A36 + "xyz",
+    ),
+    "assignment": ("export MY_SERVICE_TOKEN='{}'", "n0tAR3alT0ken" + "Value42"),
+}
+
+
+def text_of(kind: str) -> str:
+    template, secret = SAMPLES[kind]
+    return template.format(secret)
+
+
+def secret_of(kind: str) -> str:
+    return SAMPLES[kind][1]
+
+
+def fragments(secret: str) -> list[bytes]:
+    """The secret and its longest line (a private key spans lines): what must not be on disk."""
+    longest = max(secret.splitlines(), key=len)
+    return [secret.encode(), longest.encode()] if "\n" in secret else [secret.encode()]
+
+
+def leaks(folder: Path, secret: str) -> list[str]:
+    """Files under ``folder`` (database, WAL, vector index and sidecar …) holding the secret."""
+    return [
+        p.name
+        for p in sorted(folder.rglob("*"))
+        if p.is_file() and any(f in p.read_bytes() for f in fragments(secret))
+    ]
+
+
+def test_at_least_twenty_kinds_are_recognised() -> None:
+    assert len(set(KINDS)) >= 20
+    for kind in SAMPLES:
+        out = redact(text_of(kind))
+        assert secret_of(kind) not in out, kind
+        assert "[REDACTED:" in out, kind
+
+
+@pytest.mark.parametrize("kind", list(SAMPLES))
+def test_no_secret_reaches_the_database_its_wal_or_the_vector_index(
+    tmp_path: Path, kind: str
+) -> None:
+    data = tmp_path / "data"
+    store = MemoryStore(data / "memory.db", embedder=HashingEmbedder(dim=64))
+    text, secret = text_of(kind), secret_of(kind)
+    try:
+        a = store.add(
+            NewMemory(
+                f"Decision: rotate credentials. {text}",
+                kind=Kind.DECISION,
+                summary=f"summary {text}",
+                anchors=[Anchor(AnchorType.TAG, text), Anchor(AnchorType.FILE, f"cfg/{text}")],
+                fact_key=f"cred {text}",
+                fact_value=text,
+                metadata={"note": text, "nested": [{"deep": text}]},
+            )
+        ).id
+        b = store.add(NewMemory(f"Other decision about {kind}", kind=Kind.DECISION)).id
+        store.embed_pending()
+        store.record_accesses([a], context=f"cited because {text}")
+        store.archive(b, reason=f"leaked {text}")
+        cid = store.add_contradiction(a, b, reason=f"differs: {text}")
+        store.resolve_contradiction(cid, "both_valid", note=f"note {text}")
+        SessionStore(store).save(
+            Conversation(
+                "cursor",
+                f"s-{kind}",
+                (
+                    ChatMessage(
+                        0,
+                        "user",
+                        f"here you go {text}",
+                        code_blocks=(CodeBlock(f"x = 1\n{text}\n", "python"),),
+                        metadata={"toolOutput": text},
+                    ),
+                    ChatMessage(1, "assistant", "Thanks, stored."),
+                ),
+                title=f"setup {text}",
+                metadata={"raw": text},
+            ),
+            summary=f"about {text}",
+        )
+        store.reindex()  # writes the vector index and its sidecar
+        open_leaks = leaks(data, secret)  # the WAL still holds every page written
+        names = [p.name for p in data.iterdir()]
+        assert any(n.endswith("-wal") for n in names), names
+        assert any(n.endswith(".usearch") for n in names), names
+    finally:
+        store.close()
+    assert open_leaks == []
+    assert leaks(data, secret) == []
+
+
+def test_no_secret_reaches_the_injected_files(tmp_path: Path) -> None:
+    store = MemoryStore(tmp_path / "data" / "memory.db", embedder=HashingEmbedder(dim=64))
+    try:
+        for kind in SAMPLES:
+            store.add(
+                NewMemory(
+                    f"Convention for {kind}: {text_of(kind)}",
+                    kind=Kind.CONVENTION,
+                    anchors=[Anchor(AnchorType.FILE, "app.py"), Anchor(AnchorType.TAG, kind)],
+                    importance=0.9,
+                )
+            )
+        ctx = ContextEngine(store).assemble(ContextRequest("app.py", text="x = 1\n", budget=60_000))
+        folder = tmp_path / "ws"
+        folder.mkdir()
+        result = Injector(folder, ["cursor", "copilot", "agents"]).write(ctx.markdown)
+    finally:
+        store.close()
+    assert len(result.written) == 3
+    assert ctx.markdown.count("[REDACTED:") >= 10  # the memories are really in the context
+    for kind in SAMPLES:
+        assert leaks(folder, secret_of(kind)) == [], kind
+
+
+def test_no_secret_in_cli_output_or_the_database(tmp_path: Path, env: dict[str, str]) -> None:
+    every = "\n".join(text_of(k) for k in SAMPLES)
+
+    def cli(*args: str, stdin: str | None = None) -> str:
+        r = subprocess.run(
+            [sys.executable, "-m", "server", *args],
+            env=env,
+            input=stdin,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert r.returncode == 0, r.stderr
+        return r.stdout + r.stderr
+
+    out = cli("remember", "--json", "--tag", every.splitlines()[0], "-", stdin=every)
+    mid = str(json.loads(out)["id"])
+    out += cli("forget", mid, "--reason", every)
+    out += cli("show", mid, "--json")
+    out += cli("search", "--json", "--archived", "credentials slack stripe")
+    data = Path(env["LIVING_MEMORY_DB"]).parent
+    for kind in SAMPLES:
+        assert secret_of(kind) not in out, kind
+        assert leaks(data, secret_of(kind)) == [], kind
+    assert "[REDACTED:" in out
