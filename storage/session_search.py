@@ -127,6 +127,49 @@ def _query_vector(sessions: SessionStore, query: str, mode: str) -> np.ndarray |
     return emb.embed([query])[0]
 
 
+def _hybrid_candidates(
+    sessions: SessionStore,
+    unit: str,
+    query: str,
+    k: int,
+    mode: str,
+    qv: np.ndarray | None,
+    session_ids: list[int] | None,
+) -> tuple[list[tuple[int, float]], list[tuple[int, float]]]:
+    """Keyword and vector candidates among ``unit`` rows (messages or passages), optionally of
+    some sessions only."""
+    kw: list[tuple[int, float]] = []
+    vec: list[tuple[int, float]] = []
+    if mode in ("hybrid", "keyword"):
+        if session_ids is None:
+            kw = _keyword(sessions.store, f"{unit}_fts", "1.0, 0.5", query, k)
+        else:
+            kw = _keyword(
+                sessions.store,
+                f"{unit}_fts",
+                "1.0, 0.5",
+                query,
+                k,
+                f"id IN (SELECT id FROM {unit} WHERE session_id IN "
+                "(SELECT value FROM json_each(?)))",
+                [json.dumps(session_ids)],
+            )
+    mat = sessions.matrix() if qv is not None else None
+    if mat is not None and qv is not None:
+        ids, owners, vectors = (
+            (mat.message_ids, mat.message_sessions, mat.messages)
+            if unit == "messages"
+            else (mat.passage_ids, mat.passage_sessions, mat.passages)
+        )
+        if len(ids):
+            if session_ids is None:
+                vec = _top(ids, vectors @ qv, k)
+            else:
+                mask = np.isin(owners, np.asarray(session_ids, dtype=np.int64))
+                vec = _top(ids[mask], vectors[mask] @ qv, k)
+    return kw, vec
+
+
 def _message_candidates(
     sessions: SessionStore,
     query: str,
@@ -135,31 +178,7 @@ def _message_candidates(
     qv: np.ndarray | None,
     session_ids: list[int] | None,
 ) -> tuple[list[tuple[int, float]], list[tuple[int, float]]]:
-    kw: list[tuple[int, float]] = []
-    vec: list[tuple[int, float]] = []
-    if mode in ("hybrid", "keyword"):
-        if session_ids is None:
-            kw = _keyword(sessions.store, "messages_fts", "1.0, 0.5", query, k)
-        else:
-            kw = _keyword(
-                sessions.store,
-                "messages_fts",
-                "1.0, 0.5",
-                query,
-                k,
-                "id IN (SELECT id FROM messages WHERE session_id IN "
-                "(SELECT value FROM json_each(?)))",
-                [json.dumps(session_ids)],
-            )
-    if qv is not None:
-        mat = sessions.matrix()
-        if mat is not None and len(mat.message_ids):
-            if session_ids is None:
-                vec = _top(mat.message_ids, mat.messages @ qv, k)
-            else:
-                mask = np.isin(mat.message_sessions, np.asarray(session_ids, dtype=np.int64))
-                vec = _top(mat.message_ids[mask], mat.messages[mask] @ qv, k)
-    return kw, vec
+    return _hybrid_candidates(sessions, "messages", query, k, mode, qv, session_ids)
 
 
 def search_messages(
@@ -346,30 +365,7 @@ def search_passages(
         ]
         if not allowed:
             return []
-    kw: list[tuple[int, float]] = []
-    if mode in ("hybrid", "keyword"):
-        if allowed is None:
-            kw = _keyword(sessions.store, "passages_fts", "1.0, 0.5", query, k)
-        else:
-            kw = _keyword(
-                sessions.store,
-                "passages_fts",
-                "1.0, 0.5",
-                query,
-                k,
-                "id IN (SELECT id FROM passages WHERE session_id IN "
-                "(SELECT value FROM json_each(?)))",
-                [json.dumps(allowed)],
-            )
-    vec: list[tuple[int, float]] = []
-    if qv is not None:
-        mat = sessions.matrix()
-        if mat is not None and len(mat.passage_ids):
-            if allowed is None:
-                vec = _top(mat.passage_ids, mat.passages @ qv, k)
-            else:
-                mask = np.isin(mat.passage_sessions, np.asarray(allowed, dtype=np.int64))
-                vec = _top(mat.passage_ids[mask], mat.passages[mask] @ qv, k)
+    kw, vec = _hybrid_candidates(sessions, "passages", query, k, mode, qv, allowed)
     fused = fuse(kw, vec, fusion="weighted", alpha=alpha)[:k]
     if not fused:
         return []
