@@ -55,6 +55,9 @@ function basename(p: string): string {
   return parts[parts.length - 1] ?? p;
 }
 
+/** Below this share of the budget the tooltip says the context stopped at what is relevant. */
+const UNDER_BUDGET = 0.9;
+
 /** The status bar tooltip: the file, and per tier what was used of its share. */
 export function statusTooltip(update: ContextUpdatedParams): string {
   const lines = [
@@ -69,6 +72,12 @@ export function statusTooltip(update: ContextUpdatedParams): string {
   for (const tier of TIERS) {
     const t = update.tokens.tiers[tier];
     lines.push(`| ${TIER_TITLES[tier]} | ${formatTokens(t.used)} | ${formatTokens(t.budget)} | ${t.items} |`);
+  }
+  if (update.tokens.total < update.tokens.budget * UNDER_BUDGET) {
+    lines.push(
+      '',
+      'The budget is a ceiling: nothing else in memory is tied to this file, so the rest is left unused.',
+    );
   }
   if (update.injected.length > 0) {
     lines.push('', `Written to ${update.injected.map((p) => `\`${cell(basename(p))}\``).join(', ')}`);

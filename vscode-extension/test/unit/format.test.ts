@@ -51,6 +51,14 @@ describe('status bar', () => {
     assert.match(tooltip, /Click to open the context/);
   });
 
+  test('a context well under its budget says the budget is a ceiling', () => {
+    const full = statusTooltip(sampleUpdate());
+    assert.doesNotMatch(full, /ceiling/);
+    const base = sampleUpdate();
+    const short = statusTooltip(sampleUpdate({ tokens: { ...base.tokens, total: 900 } }));
+    assert.match(short, /The budget is a ceiling: nothing else in memory is tied to this file/);
+  });
+
   test('a detached HEAD and refused files are said', () => {
     const tooltip = statusTooltip(sampleUpdate({ branch: null, refused: ['/w/AGENTS.md'] }));
     assert.match(tooltip, /detached/);
