@@ -62,10 +62,10 @@ def admit(
             continue
         if tied(reasons) or "branch" in reasons:
             kept.add(m.id)
-        elif reasons & {"background", "preference"} and not reasons - {"background", "preference"}:
-            wide.append((m.importance, m.id))
         elif relevance >= UNTIED_FLOOR:
             untied.append((relevance, m.id))
+        elif reasons & {"background", "preference"}:
+            wide.append((m.importance, m.id))
     kept.update(i for _, i in sorted(untied, reverse=True)[:MAX_UNTIED])
     kept.update(i for _, i in sorted(wide, reverse=True)[:MAX_PROJECT_WIDE])
     return kept

@@ -145,6 +145,7 @@ async def test_symlinked_target_folders_are_never_written_through(client: Langua
     outside = hostile.parent / "outside"
     opened = mark(client)
     u = open_doc(client, hostile / "h.py")
+    switch_to(client, u)
     ctx = await next_context(client, opened, u)
     assert ctx["injected"] == []
     assert sorted(ctx["refused"]) == sorted(str(hostile / p) for p in (CURSOR, COPILOT, AGENTS))
