@@ -23,6 +23,7 @@ from datetime import datetime, timezone
 
 from predictive.derive import error_signature
 from predictive.extract import Candidate, convention_confidence, file_anchors, paths_in
+from predictive.mentions import is_tool_output
 from storage.models import Anchor, AnchorType, Kind, NewMemory
 from storage.sources.records import ChatMessage, CodeBlock, Conversation
 from storage.text import STOPWORDS
@@ -135,11 +136,11 @@ class Extraction:
         (self.kept if c.kept else self.dropped).append(c)
 
 
-# Lines that someone pasted rather than wrote: logs, tracebacks, linter and test output,
-# tables, boxes and trees, JSON.
-_PASTED = re.compile(
+# Lines that someone pasted rather than wrote: beyond a tool's output (predictive.mentions),
+# log records, prompts, JSON and rules drawn with box characters.
+_LOGGED = re.compile(
     r"^\s*(?:\d{4}-\d{2}-\d{2}[ T]\d|\[?\d{2}:\d{2}:\d{2}|(?:DEBUG|INFO|WARNING|WARN|ERROR|"
-    r"CRITICAL|TRACE)\b|Traceback|File \"|\||[│╭╰┃┏┗┡└├┌┐┘┤┬┴┼═║━─]|[{\[]\s*\"|>>>|\$ |\w+:\d+:)"
+    r"CRITICAL|TRACE)\b|[{\[]\s*\"|>>>|\$ |\w+:\d+:)"
     r"|\S+\.\w{1,8}:\d+|[│┃━─]{2,}|^\s*\w*(?:Error|Warning|Exception)\b:?"
 )
 # A sentence of code, not prose.
@@ -165,7 +166,7 @@ def _prose(text: str) -> str:
     kept = []
     for line in _FENCE.sub("\n", text).split("\n"):
         stripped = line.strip()
-        if not stripped or _PASTED.search(stripped):
+        if not stripped or is_tool_output(stripped) or _LOGGED.search(stripped):
             kept.append("")
             continue
         letters = sum(ch.isalpha() or ch.isspace() for ch in stripped)

@@ -27,6 +27,7 @@ from predictive.render import (
     title,
     topic_renderings,
 )
+from predictive.retrieval import label_of
 from predictive.scoring import HybridScorer
 from predictive.selection import admit, place
 from predictive.signals import Activity, Diagnostic, infer_activity
@@ -142,14 +143,6 @@ class AssembledContext:
             "cached": self.cached,
             "markdown": self.markdown,
         }
-
-
-def _label(m: Memory) -> str:
-    """One line naming a memory: its index label, else the start of its text."""
-    if m.index_label and m.index_label.strip():
-        return m.index_label.strip()
-    first = " ".join(m.text.split())
-    return first if len(first) <= 80 else first[:79].rstrip() + "…"
 
 
 def mention_strength(m: Memory, path: str) -> float:
@@ -513,7 +506,7 @@ class ContextEngine:
                 cands[p.candidate.memory_id].memory.kind.value
                 if p.candidate.memory_id in cands
                 else p.candidate.key.rstrip("0123456789"),
-                _label(cands[p.candidate.memory_id].memory)
+                label_of(cands[p.candidate.memory_id].memory)
                 if p.candidate.memory_id in cands
                 else None,
             )

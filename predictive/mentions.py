@@ -32,6 +32,11 @@ _TOOL_OUTPUT = re.compile(
 )
 
 
+def is_tool_output(line: str) -> bool:
+    """Whether a line is a tool's output (a table row, a stack frame, a linter report…)."""
+    return bool(_TOOL_OUTPUT.search(line))
+
+
 class FileIndex:
     """A project's files by base name, to resolve ``brave.py`` or ``engines/brave.py``."""
 
@@ -82,7 +87,7 @@ def count(texts: Iterable[str], files: FileIndex) -> Counter[str]:
         return counts
     for text in texts:
         for line in text.split("\n"):
-            if "." not in line or _TOOL_OUTPUT.search(line):
+            if "." not in line or is_tool_output(line):
                 continue
             named: set[str] = set()
             for m in _FILE_TOKEN.finditer(line):

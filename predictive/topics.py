@@ -4,24 +4,13 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Sequence
+from typing import get_args
 
 from storage import AnchorType, Memory
+from storage.sources.rules import Kind as RuleKind
 
 # Tags that say where a memory came from, not what it is about.
-_SOURCE_TAGS = frozenset(
-    {
-        "rule",
-        "merge",
-        "revert",
-        "cursorrules",
-        "cursor-mdc",
-        "claude",
-        "agents",
-        "copilot",
-        "copilot-instructions",
-        "contributing",
-    }
-)
+_SOURCE_TAGS = frozenset({"rule", "commit", "merge", "revert", *get_args(RuleKind)})
 MAX_TOPICS = 8
 IDS_PER_TOPIC = 3
 

@@ -170,17 +170,6 @@ def _hybrid_candidates(
     return kw, vec
 
 
-def _message_candidates(
-    sessions: SessionStore,
-    query: str,
-    k: int,
-    mode: str,
-    qv: np.ndarray | None,
-    session_ids: list[int] | None,
-) -> tuple[list[tuple[int, float]], list[tuple[int, float]]]:
-    return _hybrid_candidates(sessions, "messages", query, k, mode, qv, session_ids)
-
-
 def search_messages(
     store: MemoryStore | SessionStore,
     query: str,
@@ -196,7 +185,7 @@ def search_messages(
     sessions = store if isinstance(store, SessionStore) else sessions_of(store)
     qv = query_vector if query_vector is not None else _query_vector(sessions, query, mode)
     pool = max(50, 3 * k)
-    kw, vec = _message_candidates(sessions, query, pool, mode, qv, session_ids)
+    kw, vec = _hybrid_candidates(sessions, "messages", query, pool, mode, qv, session_ids)
     fused = fuse(kw, vec, fusion="weighted", alpha=alpha)[:k]
     msgs = sessions.messages_by_id([f[0] for f in fused])
     by_session = {s.id: s for s in sessions.get_many({m.session_id for m in msgs.values()})}
@@ -283,8 +272,8 @@ def session_first(
         s_score = {h.session.id: h.score / best for h in found}
         s_of = {h.session.id: h.session for h in found}
         ids = list(s_score)
-        kw, vec = _message_candidates(
-            sessions, query, max(50, per_session * len(ids) * 3), mode, qv, ids
+        kw, vec = _hybrid_candidates(
+            sessions, "messages", query, max(50, per_session * len(ids) * 3), mode, qv, ids
         )
         fused = fuse(kw, vec, fusion="weighted", alpha=alpha)
         msgs = sessions.messages_by_id([f[0] for f in fused])
