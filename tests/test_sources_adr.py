@@ -483,3 +483,26 @@ def test_dates_and_statuses() -> None:
     assert canonical_status(["Accepted", "Amended by [17. Y](0017-y.md)"]) == "accepted"
     assert canonical_status(["on hold"]) == "on hold"
     assert canonical_status(["", "  "]) is None
+
+
+def test_records_are_found_by_name_and_structure_outside_the_usual_folders(
+    tmp_path: Path,
+) -> None:
+    """A project that keeps ``docs/architecture/adr-002-….md`` gets its decisions; a file that
+    is only named like a record, and records kept as test fixtures, are not decisions."""
+    sources = sorted((SAMPLES / "alphagov-govuk-aws").glob("0*.md"))[:6]
+    arch = tmp_path / "docs" / "architecture"
+    arch.mkdir(parents=True)
+    for n, src in enumerate(sources, 1):
+        name = f"adr-{n:03d}-{src.name.split('-', 1)[1]}"
+        (arch / name).write_text(src.read_text(encoding="utf-8"), encoding="utf-8")
+    (arch / "adr-099-notes.md").write_text(
+        "# 99. Meeting notes\n\n## Context\n\nWe talked about the load balancers and the DNS.\n"
+    )
+    fixtures = tmp_path / "tests" / "data" / "adr"
+    fixtures.mkdir(parents=True)
+    (fixtures / "0001-fixture.md").write_text(sources[0].read_text(encoding="utf-8"))
+    records, skips = read(tmp_path)
+    assert sorted(records) == sorted(f"docs/architecture/{p.name}" for p in arch.glob("adr-00*"))
+    assert skips.counts[("adr", "named like a record, but no status and decision")] == 1
+    assert not any(p.startswith("tests/") for p in records)

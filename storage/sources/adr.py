@@ -82,7 +82,24 @@ ADR_DIR_FILE = ".adr-dir"  # adr-tools writes the records folder here
 _RECORD_NAME = re.compile(r"^(?:adr|decision|dr)[-_ ]?\d{1,5}(?:[-_ .].*)?$", re.I)
 _NUMBERED_NAME = re.compile(r"^\d{3,5}[-_ ].+$")
 _RECORD_FOLDER = re.compile(r"(?:^|/)[^/]*(?:adr|decision|architecture|rfc)[^/]*(?:/|$)", re.I)
-_PRUNED = frozenset({"node_modules", "vendor", "dist", "build", "target", "venv", "site-packages"})
+# Build output and dependencies, and test fixtures: records there are not the project's own.
+_PRUNED = frozenset(
+    {
+        "node_modules",
+        "vendor",
+        "dist",
+        "build",
+        "target",
+        "venv",
+        "site-packages",
+        "tests",
+        "test",
+        "testdata",
+        "fixtures",
+        "__tests__",
+        "__fixtures__",
+    }
+)
 MAX_WALK_DIRS = 20_000
 MAX_WALK_DEPTH = 8
 SUFFIXES = (".md", ".markdown")
