@@ -59,8 +59,9 @@ class Provenance:
         return {k: v for k, v in self.__dict__.items() if v is not None}
 
     def __str__(self) -> str:
+        """Where it is: a commit's short sha, a path (and line or message), a session."""
         if self.commit:
-            return f"commit {self.commit[:10]}"
+            return self.commit[:10]
         where = self.path or self.session or self.source
         if self.line is not None:
             where += f":{self.line}"
