@@ -49,7 +49,10 @@ STATE = "consolidate"
 """``ingest_state`` source where the time of the last run is kept."""
 STEPS = ("levels", "usage", "plan", "merge", "link", "forget", "contradictions")
 
-__all__ = ["STEPS", "Change", "describe", "plan", "run"]
+PRINTED_PER_ACTION = 200
+"""Lines per action :func:`print_changes` prints before it only counts the rest."""
+
+__all__ = ["STEPS", "Change", "describe", "plan", "print_changes", "run"]
 
 
 def _label(b: Brief) -> str:
@@ -206,3 +209,24 @@ def run(
         "changes": [c.to_dict() for c in changes],
         "seconds": round(time.perf_counter() - started, 3),
     }
+
+
+def print_changes(result: dict[str, Any], limit: int = PRINTED_PER_ACTION) -> None:
+    """Print the changes of a :func:`run` answer, one line each, per action in plan order."""
+    counts = {
+        "merge": result.get("merged", 0),
+        "compress": result.get("compressed", 0),
+        "link": result.get("linked", 0),
+        "forget": result.get("forgotten", 0),
+        "rerank": result.get("reranked", 0),
+    }
+    print(", ".join(f"{action} {n}" for action, n in counts.items()))
+    shown: dict[str, int] = defaultdict(int)
+    for c in result.get("changes", []):
+        shown[c["action"]] += 1
+        if shown[c["action"]] <= limit:
+            change = Change(c["action"], tuple(c["ids"]), tuple(c["labels"]), c["reason"])
+            print("  " + describe(change))
+    for action, n in shown.items():
+        if n > limit:
+            print(f"  … and {n - limit} more {action} changes (--json lists them all)")

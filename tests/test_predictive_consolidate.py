@@ -109,10 +109,17 @@ def test_merging_never_crosses_kinds(store: MemoryStore) -> None:
 
 def test_a_release_series_folds_into_its_newest(store: MemoryStore) -> None:
     ids = [
-        mem(store, f"release: {v}", kind=Kind.EPISODE, source="git", source_id=sha,
-            valid_from=NOW - (5 - n) * DAY, created_at=NOW - (5 - n) * DAY)
+        mem(
+            store,
+            f"release: {v}",
+            kind=Kind.EPISODE,
+            source="git",
+            source_id=sha,
+            valid_from=NOW - (5 - n) * DAY,
+            created_at=NOW - (5 - n) * DAY,
+        )
         for n, (v, sha) in enumerate([("0.6.0", "a1"), ("0.7.1", "b2"), ("v0.8.0-rc1", "c3")])
-    ]  # fmt: skip
+    ]
     out = run(store, now=NOW)
     (merge,) = changes(out, "merge")
     assert merge["ids"] == [ids[2], ids[0], ids[1]] and "series of 3" in merge["reason"]
@@ -188,13 +195,19 @@ def test_a_memory_superseded_long_ago_is_archived_with_its_successor_named(
 
 
 def test_old_episodes_are_served_at_shorter_levels(store: MemoryStore, tmp_path) -> None:
-    body = " ".join(f"Step {n}: adjusted the retry loop in worker.py and re-ran the suite." for n in range(12))
+    step = "adjusted the retry loop in worker.py and re-ran the suite."
+    body = " ".join(f"Step {n}: {step}" for n in range(12))
     ages = {"fresh": 1, "week": 10, "month": 40}
     ids = {
-        name: mem(store, f"{name} episode. {body}", kind=Kind.EPISODE, anchors=files("worker.py"),
-                  created_at=NOW - days * DAY)
+        name: mem(
+            store,
+            f"{name} episode. {body}",
+            kind=Kind.EPISODE,
+            anchors=files("worker.py"),
+            created_at=NOW - days * DAY,
+        )
         for name, days in ages.items()
-    }  # fmt: skip
+    }
     run(store, now=NOW)  # fills the levels
     ctx = ContextEngine(store).assemble(
         ContextRequest(path="worker.py", root=str(tmp_path), budget=20000, as_of=NOW), record=False
@@ -218,11 +231,19 @@ def test_compress_changes_name_the_episodes_that_age_into_a_shorter_level(
 
 def test_links_are_found_by_files_error_signature_and_co_access(store: MemoryStore) -> None:
     a = mem(store, "Session on retry logic.", kind=Kind.EPISODE, anchors=files("a.py", "b.py"))
-    b = mem(store, "Commit reworking the retry loop.", kind=Kind.EPISODE, anchors=files("a.py", "b.py", "c.py"))  # fmt: skip
-    e1 = mem(store, "Fixed KeyError in loader.", kind=Kind.SOLUTION,
-             anchors=[Anchor(AnchorType.ERROR, "KeyError: 'id'")])  # fmt: skip
-    e2 = mem(store, "Loader crashes on a missing id.", kind=Kind.FACT,
-             anchors=[Anchor(AnchorType.ERROR, "KeyError: 'id'")])  # fmt: skip
+    b = mem(store, "Reworked retry loop.", kind=Kind.EPISODE, anchors=files("a.py", "b.py", "c.py"))
+    e1 = mem(
+        store,
+        "Fixed KeyError in loader.",
+        kind=Kind.SOLUTION,
+        anchors=[Anchor(AnchorType.ERROR, "KeyError: 'id'")],
+    )
+    e2 = mem(
+        store,
+        "Loader crashes on a missing id.",
+        kind=Kind.FACT,
+        anchors=[Anchor(AnchorType.ERROR, "KeyError: 'id'")],
+    )
     x = mem(store, "Billing invoices are monthly.", kind=Kind.FACT)
     y = mem(store, "Invoices go out on the 1st.", kind=Kind.DECISION)
     for n in range(3):
