@@ -97,9 +97,10 @@ def plan(
             for a, b, s in similar_pairs(store.vectors_for, ids)
             if a not in group_of or group_of.get(a) != group_of.get(b)
         ]
+    files = upkeep.anchors_by_type(store, "file")
     links, over = plan_links(
         by_id,
-        files=upkeep.anchors_by_type(store, "file"),
+        files=files,
         errors=upkeep.anchors_by_type(store, "error"),
         sessions=sessions,
         co_access=upkeep.co_accessed(store, since=now - UNUSED_DAYS * DAY, max_group=MAX_CONTEXT),
@@ -113,7 +114,12 @@ def plan(
 
     protected = disputed | set(group_of)
     forget = plan_forgetting(
-        live, now=now, served_at=upkeep.servings(store), protected=protected, label=_label
+        live,
+        now=now,
+        served_at=upkeep.servings(store),
+        files=files,
+        protected=protected,
+        label=_label,
     )
 
     contradictions = [

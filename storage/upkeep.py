@@ -86,14 +86,21 @@ def open_contradiction_ids(store: MemoryStore) -> set[int]:
     return out
 
 
-def servings(store: MemoryStore) -> list[float]:
-    """Times at which memories were served (one per batch of retrievals logged together)."""
-    return [
-        r[0]
-        for r in store.conn.execute(
-            "SELECT DISTINCT at FROM access_log WHERE kind = 'retrieval' ORDER BY at"
-        )
-    ]
+CONTEXT_PREFIX = "context "
+"""How the context engine names what it served: ``context <path>``."""
+
+
+def servings(store: MemoryStore) -> dict[str, list[float]]:
+    """When memories were served (one batch of retrievals logged together is one serving),
+    sorted: per file the context engine served them for, and under ``""`` all of them."""
+    out: dict[str, list[float]] = defaultdict(list)
+    for at, context in store.conn.execute(
+        "SELECT DISTINCT at, context FROM access_log WHERE kind = 'retrieval' ORDER BY at"
+    ):
+        out[""].append(at)
+        if isinstance(context, str) and context.startswith(CONTEXT_PREFIX):
+            out[context[len(CONTEXT_PREFIX) :]].append(at)
+    return dict(out)
 
 
 def co_accessed(store: MemoryStore, *, since: float, max_group: int) -> dict[tuple[int, int], int]:

@@ -32,13 +32,13 @@ def changes(out: dict, action: str) -> list[dict]:
     return [c for c in out["changes"] if c["action"] == action]
 
 
-def serve(store: MemoryStore, ids: list[int], times: int, at: float) -> None:
-    """Contexts served at ``at`` (one batch of retrievals each), like the engine logs them."""
+def serve(store: MemoryStore, ids: list[int], times: int, at: float, path: str = "") -> None:
+    """Contexts served for ``path`` (else other files) from ``at`` on, as the engine logs."""
     for n in range(times):
         mid = ids[n % len(ids)]
         store.conn.execute(
             "INSERT INTO access_log(memory_id, at, kind, context) VALUES (?, ?, 'retrieval', ?)",
-            (mid, at + n, f"context f{n}.py"),
+            (mid, at + n, f"context {path or f'f{n}.py'}"),
         )
         store.conn.execute("UPDATE memories SET last_accessed = ? WHERE id = ?", (at + n, mid))
 
@@ -139,13 +139,25 @@ def test_distinct_decisions_that_look_alike_do_not_merge(store: MemoryStore) -> 
     assert out["merged"] == 0 and store.count() == 4
 
 
-def test_an_unused_episode_is_forgotten_after_90_days_of_served_contexts(
+def test_an_unused_episode_is_forgotten_when_its_files_were_opened_without_it(
     store: MemoryStore,
 ) -> None:
-    old = mem(store, "Refactored the logging setup.", kind=Kind.EPISODE, created_at=NOW - 200 * DAY)
-    used = mem(store, "Moved CI to GitHub Actions.", kind=Kind.EPISODE, created_at=NOW - 200 * DAY)
+    old = mem(
+        store,
+        "Refactored the logging setup.",
+        kind=Kind.EPISODE,
+        anchors=files("log.py"),
+        created_at=NOW - 200 * DAY,
+    )
+    used = mem(
+        store,
+        "Moved logging to structlog.",
+        kind=Kind.EPISODE,
+        anchors=files("log.py"),
+        created_at=NOW - 200 * DAY,
+    )
     untouched_since(store, NOW - 150 * DAY)
-    serve(store, [used], PASSED_OVER, NOW - 10 * DAY)
+    serve(store, [used], PASSED_OVER, NOW - 10 * DAY, "log.py")
     out = run(store, now=NOW)
     (forget,) = changes(out, "forget")
     assert forget["ids"] == [old] and "unused for 90 days" in forget["reason"]
@@ -155,10 +167,18 @@ def test_an_unused_episode_is_forgotten_after_90_days_of_served_contexts(
     assert not store.restore(old).archived  # restorable
 
 
-def test_nothing_is_unused_without_served_contexts_to_prove_it(store: MemoryStore) -> None:
-    mem(store, "Refactored the logging setup.", kind=Kind.EPISODE, created_at=NOW - 400 * DAY)
+def test_nothing_is_unused_without_its_files_being_opened(store: MemoryStore) -> None:
+    quiet = mem(
+        store,
+        "Refactored the logging setup.",
+        kind=Kind.EPISODE,
+        anchors=files("log.py"),
+        created_at=NOW - 400 * DAY,
+    )
+    other = mem(store, "Payments use Stripe.", kind=Kind.DECISION, anchors=files("pay.py"))
     untouched_since(store, NOW - 400 * DAY)
-    serve(store, [1], PASSED_OVER, NOW - 400 * DAY)  # contexts, but none since it went quiet
+    serve(store, [quiet], PASSED_OVER, NOW - 399 * DAY, "log.py")  # used, then log.py rests
+    serve(store, [other], PASSED_OVER * 10, NOW - 30 * DAY, "pay.py")  # other files only
     assert run(store, now=NOW)["forgotten"] == 0
 
 
@@ -174,7 +194,7 @@ def test_active_decisions_rules_and_contradicted_memories_are_never_forgotten(
     ]
     store.add_contradiction(kept[2], kept[3], reason="different ports")
     untouched_since(store, NOW - 300 * DAY)
-    serve(store, [kept[0]], PASSED_OVER * 2, NOW - 5 * DAY)
+    serve(store, [kept[0]], 60, NOW - 5 * DAY)
     store.conn.execute("UPDATE memories SET last_accessed = NULL")
     out = run(store, now=NOW)
     assert out["forgotten"] == 0

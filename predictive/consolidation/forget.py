@@ -3,8 +3,10 @@
 - **superseded**: a memory replaced by another more than :data:`UNUSED_DAYS` days ago and not
   used since (it stays reachable through its successor's SUPERSEDES edge);
 - **unused**: an episode neither cited ever nor served, changed or created in the last
-  :data:`UNUSED_DAYS` days, although contexts were served :data:`PASSED_OVER` times since —
-  without that evidence (a project nobody opened, a history just learned) nothing is unused.
+  :data:`UNUSED_DAYS` days, although it was passed over since: the files it concerns were
+  opened (a context served for them) :data:`PASSED_OVER` times, or — for a memory tied to no
+  file — :data:`PASSED_OVER_ANYWHERE` contexts were served. Without that evidence (a project
+  nobody opened, files nobody works on, a history just learned) nothing is unused.
 
 Never forgotten this way: decisions, conventions, rules and every kind but episodes while
 they still apply (only supersession ends them), anything important (importance ≥
@@ -14,7 +16,7 @@ they still apply (only supersession ends them), anything important (importance �
 from __future__ import annotations
 
 import bisect
-from collections.abc import Callable, Container, Sequence
+from collections.abc import Callable, Container, Mapping, Sequence
 from datetime import datetime, timezone
 
 from predictive.consolidation.plan import Change
@@ -22,9 +24,11 @@ from storage.upkeep import Brief
 
 DAY = 86_400.0
 UNUSED_DAYS = 90.0
-PASSED_OVER = 20
-"""Contexts served since a memory was last used, created or changed before it counts as
-unused."""
+PASSED_OVER = 10
+"""Contexts served for a memory's files since it was last used, created or changed before it
+counts as unused."""
+PASSED_OVER_ANYWHERE = 50
+"""The same for a memory tied to no file: contexts served for any file."""
 KEEP_IMPORTANCE = 0.8
 FORGETTABLE_KINDS = frozenset({"episode"})
 """Kinds that are forgotten when unused; the others only when superseded."""
@@ -38,7 +42,8 @@ def plan_forgetting(
     live: Sequence[Brief],
     *,
     now: float,
-    served_at: Sequence[float],
+    served_at: Mapping[str, Sequence[float]],
+    files: Mapping[int, set[str]],
     protected: Container[int],
     label: Callable[[Brief], str],
 ) -> list[Change]:
@@ -69,8 +74,10 @@ def plan_forgetting(
         since = max(b.created_at, b.updated_at, last_use)
         if since > horizon:
             continue
-        passed = len(served_at) - bisect.bisect_right(served_at, since)
-        if passed < PASSED_OVER:
+        own = files.get(b.id)
+        lists = [served_at.get(f, ()) for f in own] if own else [served_at.get("", ())]
+        passed = sum(len(t) - bisect.bisect_right(t, since) for t in lists)
+        if passed < (PASSED_OVER if own else PASSED_OVER_ANYWHERE):
             continue
         used = "never used" if b.last_accessed is None else f"last used {_date(last_use)}"
         out.append(
@@ -79,7 +86,7 @@ def plan_forgetting(
                 (b.id,),
                 (label(b),),
                 f"unused for {UNUSED_DAYS:.0f} days ({used}; passed over in {passed} "
-                "served contexts)",
+                f"contexts served {'for its files' if own else 'since'})",
                 {"kind": "unused"},
             )
         )
