@@ -103,9 +103,18 @@ def servings(store: MemoryStore) -> dict[str, list[float]]:
     return dict(out)
 
 
-def co_accessed(store: MemoryStore, *, since: float, max_group: int) -> dict[tuple[int, int], int]:
-    """(low, high) → in how many contexts (rows logged together for one context) both were
-    used since ``since``; contexts with more than ``max_group`` memories are skipped."""
+@dataclass(frozen=True)
+class CoAccess:
+    """How often memories were used in one context (rows logged together for one context)."""
+
+    contexts: int  # contexts counted
+    single: dict[int, int]  # memory → contexts it was used in
+    pairs: dict[tuple[int, int], int]  # (low, high) → contexts both were used in
+
+
+def co_accessed(store: MemoryStore, *, since: float, max_group: int) -> CoAccess:
+    """Use of unarchived memories in contexts since ``since``; contexts with more than
+    ``max_group`` memories count for nothing."""
     groups: dict[tuple[str, float], set[int]] = defaultdict(set)
     for ctx, at, mid in store.conn.execute(
         "SELECT l.context, l.at, l.memory_id FROM access_log l JOIN memories m "
@@ -113,12 +122,16 @@ def co_accessed(store: MemoryStore, *, since: float, max_group: int) -> dict[tup
         (since,),
     ):
         groups[(ctx, at)].add(mid)
-    counts: dict[tuple[int, int], int] = defaultdict(int)
+    single: dict[int, int] = defaultdict(int)
+    pairs: dict[tuple[int, int], int] = defaultdict(int)
+    contexts = 0
     for ids in groups.values():
         if not 2 <= len(ids) <= max_group:
             continue
+        contexts += 1
         ordered = sorted(ids)
         for i, a in enumerate(ordered):
+            single[a] += 1
             for b in ordered[i + 1 :]:
-                counts[(a, b)] += 1
-    return dict(counts)
+                pairs[(a, b)] += 1
+    return CoAccess(contexts, dict(single), dict(pairs))

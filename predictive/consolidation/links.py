@@ -4,7 +4,9 @@
 - the same files: at least :data:`MIN_SHARED_FILES` file anchors in common and a Jaccard
   overlap ≥ :data:`MIN_FILE_OVERLAP` (files that many memories touch, such as a README, do
   not count); for conversations this is "sessions that touch the same files";
-- co-access: used together in at least :data:`MIN_CO_ACCESS` contexts;
+- co-access: used together in at least :data:`MIN_CO_ACCESS` contexts, and at least
+  :data:`MIN_LIFT` times as often as chance would put them together (memories served
+  everywhere, such as project conventions, are not tied to each other by that);
 - near duplicates (cosine ≥ :data:`predictive.consolidation.merge.SIMILAR`) that do not
   merge get ``SIMILAR_TO``.
 
@@ -18,7 +20,7 @@ from collections import defaultdict
 from collections.abc import Callable, Iterable, Mapping
 
 from predictive.consolidation.plan import Change
-from storage.upkeep import Brief
+from storage.upkeep import Brief, CoAccess
 
 MIN_SHARED_FILES = 2
 MIN_FILE_OVERLAP = 0.5
@@ -28,6 +30,7 @@ hub: sharing it says nothing."""
 MIN_HUB = 25
 MAX_ERROR_GROUP = 20
 MIN_CO_ACCESS = 3
+MIN_LIFT = 2.0
 MAX_CONTEXT = 30
 """Contexts serving more memories than this are not evidence of a tie between two of them."""
 MAX_LINKS = 2000
@@ -49,7 +52,7 @@ def plan_links(
     files: Mapping[int, set[str]],
     errors: Mapping[int, set[str]],
     sessions: Mapping[int, set[int]],
-    co_access: Mapping[tuple[int, int], int],
+    co_access: CoAccess,
     similar: Iterable[tuple[int, int, float]],
     linked: set[tuple[int, int]],
     excluded: set[int],
@@ -100,8 +103,12 @@ def plan_links(
         what = "sessions touch" if sessions.get(a) and sessions.get(b) else "touch"
         offer(a, b, "RELATES_TO", 0.3 + 0.5 * overlap, f"{what} the same files: {named}")
 
-    for (a, b), n in co_access.items():
-        if n >= MIN_CO_ACCESS:
+    total = co_access.contexts
+    for (a, b), n in co_access.pairs.items():
+        if n < MIN_CO_ACCESS:
+            continue
+        lift = n * total / (co_access.single[a] * co_access.single[b])
+        if lift >= MIN_LIFT:
             offer(a, b, "RELATES_TO", min(0.9, 0.3 + 0.1 * n), f"used together in {n} contexts")
 
     ranked = sorted(found.items(), key=lambda kv: (-kv[1][1], kv[0]))
