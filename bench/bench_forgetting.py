@@ -26,6 +26,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import shutil
 import tempfile
 import time
@@ -170,6 +171,7 @@ def main(argv: list[str] | None = None) -> int:
     new_of: dict[int, int] = {}
     checks: list[dict[str, Any]] = []
     totals: Counter[str] = Counter()
+    link_reasons: Counter[str] = Counter()
     forgotten_log: list[dict[str, Any]] = []
     cons_times: list[float] = []
     opens = 0
@@ -206,6 +208,9 @@ def main(argv: list[str] | None = None) -> int:
         cons_times.append(time.perf_counter() - t1)
         for c in out["changes"]:
             totals[c["action"]] += 1
+            if c["action"] == "link":
+                why = re.sub(r"\d+", "N", c["reason"].split(":")[0].split(" (")[0])
+                link_reasons[why] += 1
             if c["action"] == "forget":
                 forgotten_log.append(
                     {
@@ -247,6 +252,7 @@ def main(argv: list[str] | None = None) -> int:
             datetime.fromtimestamp(end).isoformat(timespec="minutes"),
         ],
         "changes": dict(totals),
+        "links_by_reason": dict(link_reasons),
         "archived_at_end": store.count(MemoryFilter(include_archived=True)) - store.count(),
         "needed_checks": {k: len(v) for k, v in groups.items()},
         "false_forgetting": {k: rate(v, "forgotten") for k, v in groups.items()},
@@ -265,6 +271,7 @@ def main(argv: list[str] | None = None) -> int:
         f"{report['consolidations']} consolidations over {report['span'][0]} → {report['span'][1]}"
     )
     print(f"changes: {dict(totals)}; archived at the end: {report['archived_at_end']}")
+    print(f"links by reason: {dict(link_reasons)}")
     for k, v in groups.items():
         print(
             f"{k}: {len(v)} needed memory checks, false forgetting "

@@ -268,14 +268,15 @@ def test_links_are_found_by_files_error_signature_and_co_access(store: MemorySto
     y = mem(store, "Invoices go out on the 1st.", kind=Kind.DECISION)
     z = mem(store, "Everything is typed.", kind=Kind.CONVENTION)  # served everywhere
     p = mem(store, "Uploads go to S3.", kind=Kind.FACT)
-    for n in range(3):
+    for n in range(5):
         store.record_accesses([x, y, z], AccessKind.RETRIEVAL, context=f"context bill{n}.py")
-        store.record_accesses([p, z], AccessKind.RETRIEVAL, context=f"context upload{n}.py")
+        for k in range(2):
+            store.record_accesses([p, z], AccessKind.RETRIEVAL, context=f"context up{n}{k}.py")
     out = run(store, now=NOW)
     reasons = {tuple(c["ids"]): c["reason"] for c in changes(out, "link")}
     assert "same files: a.py, b.py" in reasons[(a, b)]
     assert "same error signature" in reasons[(e1, e2)]
-    assert reasons[(x, y)] == "used together in 3 contexts"
+    assert reasons[(x, y)] == "used together in 5 contexts"
     assert (x, z) not in reasons and (y, z) not in reasons  # no more than chance
     assert {e.target_id for e in store.edges(a) if e.type is EdgeType.RELATES_TO} == {b}
     assert run(store, now=NOW)["linked"] == 0  # linked once

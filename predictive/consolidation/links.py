@@ -10,8 +10,8 @@
 - near duplicates (cosine ≥ :data:`predictive.consolidation.merge.SIMILAR`) that do not
   merge get ``SIMILAR_TO``.
 
-Pairs already joined by any edge are left alone; at most :data:`MAX_LINKS` new links a run,
-strongest first.
+Pairs already joined by any edge are left alone, and so are memories with
+:data:`MAX_DEGREE` edges already; at most :data:`MAX_LINKS` new links a run, strongest first.
 """
 
 from __future__ import annotations
@@ -29,9 +29,11 @@ HUB_SHARE = 0.01
 hub: sharing it says nothing."""
 MIN_HUB = 25
 MAX_ERROR_GROUP = 20
-MIN_CO_ACCESS = 3
-MIN_LIFT = 2.0
-MAX_CONTEXT = 30
+MIN_CO_ACCESS = 5
+MIN_LIFT = 3.0
+MAX_DEGREE = 8
+"""No link is added to a memory that already has this many (a hub links nothing)."""
+MAX_CONTEXT = 12
 """Contexts serving more memories than this are not evidence of a tie between two of them."""
 MAX_LINKS = 2000
 
@@ -111,15 +113,25 @@ def plan_links(
         if lift >= MIN_LIFT:
             offer(a, b, "RELATES_TO", min(0.9, 0.3 + 0.1 * n), f"used together in {n} contexts")
 
-    ranked = sorted(found.items(), key=lambda kv: (-kv[1][1], kv[0]))
-    changes = [
-        Change(
-            "link",
-            (a, b),
-            (label(current[a]), label(current[b])),
-            reason,
-            {"edge": edge, "strength": strength},
+    degree: dict[int, int] = defaultdict(int)
+    for a, b in linked:
+        degree[a] += 1
+        degree[b] += 1
+    ranked = []
+    for (a, b), (edge, strength, reason) in sorted(
+        found.items(), key=lambda kv: (-kv[1][1], kv[0])
+    ):
+        if degree[a] >= MAX_DEGREE or degree[b] >= MAX_DEGREE:
+            continue
+        degree[a] += 1
+        degree[b] += 1
+        ranked.append(
+            Change(
+                "link",
+                (a, b),
+                (label(current[a]), label(current[b])),
+                reason,
+                {"edge": edge, "strength": strength},
+            )
         )
-        for (a, b), (edge, strength, reason) in ranked[:MAX_LINKS]
-    ]
-    return changes, max(0, len(ranked) - MAX_LINKS)
+    return ranked[:MAX_LINKS], max(0, len(ranked) - MAX_LINKS)
