@@ -137,7 +137,7 @@ def main(argv: list[str] | None = None) -> int:
     if a.passed_over is not None:
         scale = forget.PASSED_OVER_ANYWHERE / forget.PASSED_OVER
         forget.PASSED_OVER = a.passed_over
-        forget.PASSED_OVER_ANYWHERE = max(1, round(a.passed_over * scale))
+        forget.PASSED_OVER_ANYWHERE = round(a.passed_over * scale)
 
     import storage.repository as repository
     from predictive.consolidate import run as consolidate

@@ -39,6 +39,7 @@ from predictive.consolidation.plan import Change, describe
 from predictive.consolidation.serving import plan_compression
 from predictive.consolidation.usage import plan_reranking
 from storage import upkeep
+from storage.errors import InvalidInput
 from storage.merging import add_edges, archive_many, merge_memories
 from storage.models import EdgeType
 from storage.repository import MemoryStore
@@ -63,6 +64,15 @@ def _label(b: Brief) -> str:
 
 def _current(live: Sequence[Brief], now: float) -> list[Brief]:
     return [b for b in live if b.superseded_by is None and (b.valid_to is None or b.valid_to > now)]
+
+
+def _when(value: Any) -> float:
+    """``now`` as epoch seconds (None: the clock); anything else is refused by name."""
+    if value is None:
+        return time.time()
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or value != value:
+        raise InvalidInput(f"now must be a time in epoch seconds, not {value!r}")
+    return float(value)
 
 
 def plan(
@@ -146,7 +156,7 @@ def run(
     """Consolidate ``store``; answer what was (or, dry, would be) done, change by change."""
     opts = options or {}
     dry = bool(opts.get("dry_run") or opts.get("dryRun"))
-    at = float(now if now is not None else opts.get("now") or time.time())
+    at = _when(now if now is not None else opts.get("now"))
     started = time.perf_counter()
 
     def step(name: str) -> None:

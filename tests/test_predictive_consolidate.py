@@ -9,6 +9,7 @@ import pytest
 
 from predictive.consolidate import run
 from predictive.consolidation.forget import PASSED_OVER
+from predictive.consolidation.links import MAX_DEGREE
 from predictive.consolidation.merge import template_key
 from predictive.consolidation.serving import serving_level
 from predictive.engine import ContextEngine, ContextRequest
@@ -317,3 +318,23 @@ def test_progress_is_reported_and_can_cancel_before_writing(store: MemoryStore) 
         run(store, progress=progress, now=NOW)
     assert seen == ["levels", "usage", "plan", "merge"]
     assert not any(m.archived for m in store.list(MemoryFilter(include_archived=True)))
+
+
+def test_a_memory_with_many_links_gets_no_more(store: MemoryStore) -> None:
+    hub = mem(
+        store, "Overview of the retry module.", kind=Kind.EPISODE, anchors=files("r.py", "s.py")
+    )
+    for n in range(MAX_DEGREE):
+        store.add_edge(hub, mem(store, f"Note {n} on retries.", kind=Kind.FACT), "RELATES_TO", 0.5)
+    late = mem(store, "Rewrote the retry module.", kind=Kind.EPISODE, anchors=files("r.py", "s.py"))
+    out = run(store, now=NOW)
+    assert not [c for c in changes(out, "link") if set(c["ids"]) == {hub, late}]
+
+
+def test_a_bad_clock_is_refused_by_name_and_changes_nothing(store: MemoryStore) -> None:
+    mem(store, "Deploys run on Tuesday.", kind=Kind.CONVENTION)
+    mem(store, "deploys run on tuesday", kind=Kind.CONVENTION)
+    before = snapshot_of(store)
+    with pytest.raises(ValueError, match="now must be a time"):
+        run(store, options={"now": "soon"})
+    assert snapshot_of(store) == before
