@@ -132,17 +132,24 @@ def plan(
         label=_label,
     )
 
-    contradictions = [
+    contradictions = plan_contradictions(store, by_id)
+    return scores, [*reranks, *merges, *compress, *links, *forget, *contradictions]
+
+
+def plan_contradictions(store: MemoryStore, current: dict[int, Brief]) -> list[Change]:
+    """A ``contradiction`` change per pair of current memories that disagree and has no
+    contradiction yet (today: different values for one ``fact_key``; the scanner of issue
+    13 item 1 belongs here)."""
+    return [
         Change(
             "contradiction",
             (a, b),
-            tuple(_label(by_id[i]) for i in (a, b) if i in by_id),
+            tuple(_label(current[i]) for i in (a, b) if i in current),
             f"different values for {key}",
         )
         for a, b, key in store.fact_conflicts()
         if not store.has_contradiction(a, b)
     ]
-    return scores, [*reranks, *merges, *compress, *links, *forget, *contradictions]
 
 
 def run(
