@@ -212,7 +212,8 @@ def run(
         archive_many(store, {c.ids[0]: c.reason for c in by_action["forget"]}, at=at)
         step("contradictions")
         for c in by_action["contradiction"]:
-            store.add_contradiction(c.ids[0], c.ids[1], reason=c.reason, confidence=0.8)
+            confidence = float(c.detail.get("confidence", 0.8))
+            store.add_contradiction(c.ids[0], c.ids[1], reason=c.reason, confidence=confidence)
         store.set_ingest_state(STATE, {"last_run": repr(at)})
     if progress is not None:
         progress(len(STEPS), len(STEPS), "done")
