@@ -24,10 +24,9 @@ from storage.upkeep import Brief, CoAccess
 
 MIN_SHARED_FILES = 2
 MIN_FILE_OVERLAP = 0.5
-HUB_SHARE = 0.01
-"""A file anchored by more than this share of memories (and more than :data:`MIN_HUB`) is a
-hub: sharing it says nothing."""
-MIN_HUB = 25
+HUB = 50
+"""A file anchored by more memories than this is a hub: sharing it says nothing (and pairing
+its memories would be quadratic)."""
 MAX_ERROR_GROUP = 20
 MIN_CO_ACCESS = 5
 MIN_LIFT = 3.0
@@ -90,7 +89,7 @@ def plan_links(
         if mid in current:
             for v in values:
                 by_file[v].add(mid)
-    hub = max(MIN_HUB, int(HUB_SHARE * len(current)))
+    hub = HUB
     useful = [ids for ids in by_file.values() if 2 <= len(ids) <= hub]
     for (a, b), shared in _pairs_sharing(useful).items():
         if shared < MIN_SHARED_FILES:
