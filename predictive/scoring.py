@@ -26,12 +26,18 @@ class DecayConfig:
 class Usage(Protocol):
     """What the decay score reads of a memory (a :class:`Memory` or a lighter row)."""
 
-    created_at: float
-    last_accessed: float | None
-    retrieval_count: int
-    citation_count: int
-    ignore_count: int
-    importance: float
+    @property
+    def created_at(self) -> float: ...
+    @property
+    def last_accessed(self) -> float | None: ...
+    @property
+    def retrieval_count(self) -> int: ...
+    @property
+    def citation_count(self) -> int: ...
+    @property
+    def ignore_count(self) -> int: ...
+    @property
+    def importance(self) -> float: ...
 
 
 def decay_score(
