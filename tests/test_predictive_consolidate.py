@@ -338,3 +338,16 @@ def test_a_bad_clock_is_refused_by_name_and_changes_nothing(store: MemoryStore) 
     with pytest.raises(ValueError, match="now must be a time"):
         run(store, options={"now": "soon"})
     assert snapshot_of(store) == before
+
+
+def test_episodes_of_different_conversations_never_fold(store: MemoryStore) -> None:
+    ids = [mem(store, f"Conversation: bumped to 1.{n}", kind=Kind.EPISODE) for n in range(2)]
+    for n, mid in enumerate(ids):
+        store.conn.execute(
+            "INSERT INTO sessions(id, source_tool, external_id) VALUES (?, 'cursor', ?)",
+            (n + 1, f"s{n}"),
+        )
+        store.conn.execute(
+            "INSERT INTO session_memories(session_id, memory_id) VALUES (?, ?)", (n + 1, mid)
+        )
+    assert run(store, now=NOW)["merged"] == 0
