@@ -7,6 +7,7 @@ stderr and exit code 2."""
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import logging
 import os
@@ -589,7 +590,7 @@ def cmd_restore(store: MemoryStore, a: argparse.Namespace) -> int:
 
 
 def cmd_stats(store: MemoryStore, a: argparse.Namespace) -> int:
-    st = store.stats()
+    st = ops.stats(store)
     if a.json:
         _print_json(to_wire(st))
         return EXIT_OK
@@ -609,13 +610,14 @@ def cmd_stats(store: MemoryStore, a: argparse.Namespace) -> int:
 
 
 def cmd_reindex(store: MemoryStore, a: argparse.Namespace) -> int:
-    result = store.reindex(progress=_progress("embedding"), fts_progress=_progress("keywords"))
+    bar = _progress("reindexing")
+    result = ops.reindex(store, ops.ReindexArgs(), lambda done, total, *_: bar(done, total))
     if a.json:
         _print_json(to_wire(result))
     else:
         print(
-            f"Reindexed: {result['fts_rows']} keyword rows, {result['vectors']} vectors "
-            f"({result['embedded']} newly embedded)"
+            f"Reindexed: {result.keyword_rows} keyword rows, {result.vectors} vectors "
+            f"({result.embedded} newly embedded)"
         )
     return EXIT_OK
 
@@ -677,8 +679,6 @@ def _project_root(given: Path | None) -> Path:
 
 
 def cmd_ingest(store: MemoryStore, a: argparse.Namespace) -> int:
-    from predictive.ingest import run as ingest
-
     root = _project_root(a.root)
     what = list(a.what) or (["chats"] if a.source else ["all"])
     if a.source and "chats" not in what and "all" not in what:
@@ -686,20 +686,20 @@ def cmd_ingest(store: MemoryStore, a: argparse.Namespace) -> int:
     for p in a.path:
         if not p.expanduser().exists():
             raise CliError(f"--path: {p} does not exist")
-    options = {
-        "sources": what,
-        "tools": a.source or None,
-        "paths": [str(p.expanduser().resolve()) for p in a.path],
-        "since": a.since,
-        "dry_run": a.dry_run,
-        "all_workspaces": a.all,
-        "include_merges": a.include_merges,
-        "include_bots": a.include_bots,
-        "include_trivial": a.include_trivial,
-    }
+    request = ops.IngestArgs(
+        sources=tuple(what),
+        tools=tuple(a.source) or None,
+        paths=tuple(str(p.expanduser().resolve()) for p in a.path),
+        since=a.since,
+        dry_run=a.dry_run,
+        all_workspaces=a.all,
+        include_merges=a.include_merges,
+        include_bots=a.include_bots,
+        include_trivial=a.include_trivial,
+    )
     rounds = 0
     while True:
-        summary = ingest(store, root=root, options=options, progress=_ingest_progress())
+        summary = ops.ingest(store, request, root, _ingest_progress())
         rounds += 1
         if a.json:
             print(json.dumps(summary, ensure_ascii=False), flush=True)
@@ -709,16 +709,14 @@ def cmd_ingest(store: MemoryStore, a: argparse.Namespace) -> int:
         if not a.watch or (a.rounds is not None and rounds >= a.rounds):
             return EXIT_OK
         if rounds == 1:
-            options = {**options, "sources": ["chats"]}
+            request = dataclasses.replace(request, sources=("chats",))
         time.sleep(max(0.1, a.interval))
 
 
 def cmd_consolidate(store: MemoryStore, a: argparse.Namespace) -> int:
-    from predictive.consolidate import run as consolidate
-
     if store.embeddings.pending():
         store.embeddings.embed_pending(progress=_progress("embedding"))
-    out = consolidate(store, options={"dry_run": a.dry_run})
+    out = ops.consolidate(store, ops.ConsolidateArgs(dry_run=a.dry_run))
     if a.json:
         _print_json(out)
         return EXIT_OK

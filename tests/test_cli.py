@@ -209,7 +209,7 @@ def test_stats_and_reindex(env: dict[str, str]) -> None:
     assert st["memories"] == 5 and st["embedded"] == 5 and st["pendingEmbeddings"] == 0
     assert st["byKind"] == {"fact": 5}
     out = json.loads(ok(["reindex", "--json"], env))
-    assert out == {"ftsRows": 5, "embedded": 0, "vectors": 5}
+    assert out == {"keywordRows": 5, "embedded": 0, "vectors": 5}
 
 
 def test_search_embeds_memories_added_without_vectors(env: dict[str, str]) -> None:

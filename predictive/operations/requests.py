@@ -221,3 +221,37 @@ class ContextArgs:
         _nonblank("path", self.path)
         if self.budget is not None:
             _between("budget", self.budget, 200, 1_000_000)
+
+
+SourceName = Literal["git", "adr", "rules", "chats", "all"]
+ToolName = Literal["cursor", "specstory", "copilot", "claude", "codex"]
+
+
+@dataclass(frozen=True)
+class IngestArgs:
+    sources: tuple[SourceName, ...] = ("all",)
+    since: str | None = None  # ISO date/time, epoch seconds or an age (30d)
+    dry_run: bool = False
+    tools: tuple[ToolName, ...] | None = None  # chat tools (default: all)
+    paths: tuple[str, ...] = ()  # read these files or folders instead of the usual places
+    all_workspaces: bool = False  # chats of every workspace, not only this folder's
+    include_merges: bool | None = None  # default: the front door's setting (else False)
+    include_bots: bool | None = None
+    include_trivial: bool | None = None
+    folder: str | None = None
+
+
+@dataclass(frozen=True)
+class ConsolidateArgs:
+    dry_run: bool = False
+    folder: str | None = None
+
+
+@dataclass(frozen=True)
+class ReindexArgs:
+    batch_size: int | None = None  # memories embedded per transaction (default 256)
+    folder: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.batch_size is not None:
+            _between("batchSize", self.batch_size, 1, 4096)

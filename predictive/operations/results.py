@@ -229,3 +229,10 @@ class ContradictionList(Result):
             "count": len(self.contradictions),
             "contradictions": [c.to_dict() for c in self.contradictions],
         }
+
+
+@dataclass(frozen=True)
+class Reindexed(Result):
+    embedded: int  # memories newly embedded
+    keyword_rows: int
+    vectors: int | None  # None without an embedding model
