@@ -384,7 +384,7 @@ def cmd_remember(store: MemoryStore, a: argparse.Namespace) -> int:
         )
     )
     if a.supersedes is not None:
-        store.supersede(a.supersedes, result.id)
+        store.graph.supersede(a.supersedes, result.id)
     if a.json:
         _print_json({"id": result.id, "created": result.created})
     elif result.created:
@@ -400,8 +400,8 @@ def cmd_search(store: MemoryStore, a: argparse.Namespace) -> int:
 
     if a.sessions:
         return _search_sessions(store, a)
-    if store.pending_embeddings():
-        store.embed_pending(progress=_progress("embedding"))
+    if store.embeddings.pending():
+        store.embeddings.embed_pending(progress=_progress("embedding"))
     sessions = sessions_of(store)
     if sessions.pending_embeddings():
         sessions.embed_pending(progress=_progress("embedding messages"))
@@ -423,7 +423,7 @@ def cmd_search(store: MemoryStore, a: argparse.Namespace) -> int:
     )
     ids = [r.memory.id for r in results if r.memory is not None]
     if ids:
-        store.record_accesses(ids, "retrieval", context="cli search")
+        store.usage.record_many(ids, "retrieval", context="cli search")
     if a.json:
         _print_json([r.to_dict() for r in results])
         return EXIT_OK
@@ -517,8 +517,8 @@ def _memory_block(m: Memory, level: Level) -> list[str]:
 
 def cmd_show(store: MemoryStore, a: argparse.Namespace) -> int:
     m = store.get(a.id)
-    store.record_access(m.id, "view", context="cli show")
-    edges = store.edges(m.id, direction="both")
+    store.usage.record(m.id, "view", context="cli show")
+    edges = store.graph.edges(m.id, direction="both")
     if a.json:
         out = m.to_dict()
         out["level"] = a.level.value
@@ -531,7 +531,7 @@ def cmd_show(store: MemoryStore, a: argparse.Namespace) -> int:
             }
             for e in edges
         ]
-        out["categories"] = store.memory_categories(m.id)
+        out["categories"] = store.categories.of(m.id)
         _print_json(out)
         return EXIT_OK
     print("\n".join(_memory_block(m, a.level)))
@@ -546,8 +546,8 @@ def cmd_show(store: MemoryStore, a: argparse.Namespace) -> int:
 
 def cmd_related(store: MemoryStore, a: argparse.Namespace) -> int:
     if a.link is not None:
-        store.add_edge(a.id, a.link, a.type[0] if a.type else EdgeType.RELATES_TO, a.strength)
-    steps = store.traverse(
+        store.graph.add(a.id, a.link, a.type[0] if a.type else EdgeType.RELATES_TO, a.strength)
+    steps = store.graph.traverse(
         a.id,
         depth=a.depth,
         types=a.type or None,
@@ -744,8 +744,8 @@ def cmd_ingest(store: MemoryStore, a: argparse.Namespace) -> int:
 def cmd_consolidate(store: MemoryStore, a: argparse.Namespace) -> int:
     from predictive.consolidate import run as consolidate
 
-    if store.pending_embeddings():
-        store.embed_pending(progress=_progress("embedding"))
+    if store.embeddings.pending():
+        store.embeddings.embed_pending(progress=_progress("embedding"))
     out = consolidate(store, options={"dry_run": a.dry_run})
     if a.json:
         _print_json(out)
@@ -800,8 +800,8 @@ def cmd_context(store: MemoryStore, a: argparse.Namespace) -> int:
             f"in {first['seconds']:.1f} s",
             file=sys.stderr,
         )
-    if store.pending_embeddings():
-        store.embed_pending(progress=_progress("embedding"))
+    if store.embeddings.pending():
+        store.embeddings.embed_pending(progress=_progress("embedding"))
     backfill_levels(store)
     engine = ContextEngine(store, root=root)
     result = engine.assemble(

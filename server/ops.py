@@ -112,7 +112,7 @@ def remember(project: Project, a: RememberArgs, rel: str | None) -> dict[str, An
         )
     )
     if a.supersedes is not None and a.supersedes != result.id:
-        store.supersede(a.supersedes, result.id)
+        store.graph.supersede(a.supersedes, result.id)
     m = levels_of(store, store.get(result.id))
     return {"id": m.id, "created": result.created, "memory": brief(m)}
 
@@ -140,7 +140,7 @@ def search(project: Project, a: SearchArgs) -> dict[str, Any]:
     )
     ids = [r.memory.id for r in results if r.memory is not None]
     if ids:
-        store.record_accesses(
+        store.usage.record_many(
             ids,
             AccessKind.RETRIEVAL,
             context="lsp search",
@@ -159,11 +159,11 @@ def search(project: Project, a: SearchArgs) -> dict[str, Any]:
 def recall(project: Project, a: RecallArgs) -> dict[str, Any]:
     store = _store(project)
     m = _memory(store, a.id)
-    store.record_accesses(
+    store.usage.record_many(
         [m.id], AccessKind.VIEW, context=f"lsp recall {a.level}", bump_generation=False
     )
     if a.level == "related":
-        steps = store.traverse(m.id, depth=a.depth, direction="both", limit=a.limit)
+        steps = store.graph.traverse(m.id, depth=a.depth, direction="both", limit=a.limit)
         mems = {x.id: x for x in store.get_many([s.memory_id for s in steps])}
         related = []
         for s in steps:
@@ -236,7 +236,7 @@ def explore(project: Project, a: ExploreArgs) -> dict[str, Any]:
         budget[0] -= 1
         top = node(root)
         by_id = {root.id: top}
-        steps = store.traverse(
+        steps = store.graph.traverse(
             root.id, depth=a.depth, direction="both", limit=max(1, a.max_nodes * 2)
         )
         mems = {m.id: m for m in store.get_many([s.memory_id for s in steps])}
@@ -253,7 +253,7 @@ def explore(project: Project, a: ExploreArgs) -> dict[str, Any]:
             by_id[s.parent_id]["children"].append(child)
         trees.append(top)
     if trees:
-        store.record_accesses(
+        store.usage.record_many(
             [t["id"] for t in trees], AccessKind.VIEW, context="lsp explore", bump_generation=False
         )
     return {
@@ -348,7 +348,7 @@ def _contradiction(store: MemoryStore, c: Contradiction) -> dict[str, Any]:
 def contradictions(project: Project, a: ContradictionsArgs) -> dict[str, Any]:
     store = _store(project)
     status = None if a.status == "all" else ContradictionStatus(a.status)
-    found = store.contradictions(status)[: a.limit]
+    found = store.contradictions.query(status)[: a.limit]
     return {
         "status": a.status,
         "count": len(found),
@@ -358,14 +358,14 @@ def contradictions(project: Project, a: ContradictionsArgs) -> dict[str, Any]:
 
 def resolve_contradiction(project: Project, a: ResolveArgs) -> dict[str, Any]:
     store = _store(project)
-    existing = {c.id: c for c in store.contradictions(None)}
+    existing = {c.id: c for c in store.contradictions.query(None)}
     c = existing.get(a.id)
     if c is None:
         raise ArgumentError("id", f"no contradiction #{a.id}")
     if c.status is not ContradictionStatus.OPEN:
         raise ArgumentError("id", f"contradiction #{a.id} is already {c.status.value}")
     if a.resolution == "dismissed":
-        out = _contradiction(store, store.dismiss_contradiction(a.id, a.note))
+        out = _contradiction(store, store.contradictions.dismiss(a.id, a.note))
         out["mergedId"] = None
         return out
     merged_id = a.merged_id
@@ -384,9 +384,9 @@ def resolve_contradiction(project: Project, a: ResolveArgs) -> dict[str, Any]:
         ).id
         if merged_id in (c.memory_a, c.memory_b):
             raise ArgumentError("mergedText", "the merged text is the same as one of the pair")
-        store.add_edge(merged_id, c.memory_a, EdgeType.DERIVED_FROM, 1.0)
-        store.add_edge(merged_id, c.memory_b, EdgeType.DERIVED_FROM, 1.0)
-    resolved = store.resolve_contradiction(
+        store.graph.add(merged_id, c.memory_a, EdgeType.DERIVED_FROM, 1.0)
+        store.graph.add(merged_id, c.memory_b, EdgeType.DERIVED_FROM, 1.0)
+    resolved = store.contradictions.resolve(
         a.id, Resolution(a.resolution), a.note, merged_id=merged_id
     )
     out = _contradiction(store, resolved)

@@ -107,8 +107,8 @@ def setup(server: LivingMemoryServer) -> None:
         assert store is not None
 
         def work(job: Job) -> dict[str, Any]:
-            pending = store.pending_embeddings()
-            embedded = store.embed_pending(batch=batch, progress=job.progress)
+            pending = store.embeddings.pending()
+            embedded = store.embeddings.embed_pending(batch=batch, progress=job.progress)
             job.check()
             job.progress(pending, max(pending, 1), "rebuilding indexes")
             result = store.reindex(
