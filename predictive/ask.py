@@ -160,7 +160,7 @@ def ask(
     items = [_item(f, id(f) in detailed) for f in ranked]
     ids = [i["id"] for i in items if i["id"] is not None]
     if ids:
-        store.record_accesses(ids, AccessKind.RETRIEVAL, context=context, bump_generation=False)
+        store.usage.record_many(ids, AccessKind.RETRIEVAL, context=context, bump_generation=False)
     return {
         "question": question,
         "type": c.kind.value,

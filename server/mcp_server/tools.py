@@ -165,7 +165,7 @@ def register(app: MCPServer, backend: Backend) -> None:
         def work(store: MemoryStore) -> dict[str, Any]:
             out = ops.recall(_Project(store), RecallArgs(id=id, level=level, depth=depth))
             if level == "full":
-                store.record_accesses(
+                store.usage.record_many(
                     [id], AccessKind.CITATION, context="mcp recall full", bump_generation=False
                 )
             mems = _memories(store, [id, *(r["id"] for r in out.get("related", []))])
