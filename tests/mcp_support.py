@@ -51,10 +51,12 @@ async def mcp_session(
     )
     data.mkdir(parents=True, exist_ok=True)
     with open(data / "mcp-stderr.log", "a") as errlog:
-        async with stdio_client(params, errlog=errlog) as (read, write):
-            async with ClientSession(read, write) as session:
-                await session.initialize()
-                yield session
+        async with (
+            stdio_client(params, errlog=errlog) as (read, write),
+            ClientSession(read, write) as session,
+        ):
+            await session.initialize()
+            yield session
 
 
 async def call(session: ClientSession, tool: str, **arguments: Any) -> dict[str, Any]:

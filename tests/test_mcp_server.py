@@ -4,6 +4,7 @@ keeps serving, and counts what agents use."""
 
 from __future__ import annotations
 
+import itertools
 from pathlib import Path
 
 import pytest
@@ -226,7 +227,7 @@ async def test_results_stay_within_their_budget(project: Path, data: Path) -> No
             ).id
             for n in range(60)
         ]
-        for a, b in zip(ids, ids[1:]):
+        for a, b in itertools.pairwise(ids):
             store.graph.add(a, b, "RELATES_TO", 0.5)
         for a, b in zip(ids[::2], ids[1::2]):
             store.contradictions.add(a, b, reason="billing")
@@ -258,3 +259,48 @@ async def test_what_agents_search_counts_as_retrieved(project: Path, data: Path)
         log = store.usage.log(mid)
     assert m.retrieval_count == 1
     assert [kind for _, kind, _ in log] == ["retrieval"]
+
+
+async def test_streamable_http_on_request_serves_the_same_tools(project: Path, data: Path) -> None:
+    import socket
+    import subprocess
+    import sys
+    import time
+
+    from mcp import ClientSession
+    from mcp.client.streamable_http import streamable_http_client
+    from mcp_support import server_env
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    data.mkdir(parents=True, exist_ok=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "server", "mcp", "--no-ingest", "--http", str(port)],
+        cwd=project,
+        env=server_env(data),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+                break
+            except OSError:
+                assert proc.poll() is None and time.monotonic() < deadline, "no HTTP server"
+                time.sleep(0.1)
+        async with (
+            streamable_http_client(f"http://127.0.0.1:{port}/mcp") as (read, write),
+            ClientSession(read, write) as s,
+        ):
+            await s.initialize()
+            names = {t.name for t in (await s.list_tools()).tools}
+            made = await call(s, "remember", text="served over streamable HTTP")
+    finally:
+        proc.terminate()
+        out, _ = proc.communicate(timeout=30)
+    assert names == TOOLS
+    assert made["created"] is True
+    assert out == b""  # stdout carries nothing but the protocol (none over HTTP)
