@@ -328,7 +328,7 @@ class Project:
         """Embed memories without a vector from the current model, as a cancellable job."""
         if self.store is None:
             return
-        pending = await self.call(self.store.pending_embeddings)
+        pending = await self.call(self.store.embeddings.pending)
         if not pending:
             return
         batch = self.settings.embed_batch_size
