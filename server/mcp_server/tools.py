@@ -1,13 +1,13 @@
-"""The MCP tools: thin wrappers that call the memory operations on the store's worker thread,
-cite every item by id and provenance, and fit each result into its token budget.
+"""The MCP tools: thin wrappers that call the memory operations (``predictive.operations``,
+``predictive.ask``, ``predictive.locks``) on the store's worker thread, cite every item by id
+and provenance, and fit each result into its token budget.
 
-Results are JSON with camelCase keys (as on the language server's wire), sent both as text
-and as structured content; the budget counts the text."""
+Results are JSON with camelCase keys (``server.convert.to_wire``, as on the language server's
+wire), sent both as text and as structured content; the budget counts the text."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any, Literal, TypeVar
 
@@ -16,28 +16,19 @@ from mcp.server.mcpserver.exceptions import ToolError
 from mcp_types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import Field
 
+from predictive import operations as ops
 from predictive.citation import citation
 from predictive.fit import BudgetTooSmall, dumps, fit_items, fit_tree
-from server.commands import ArgumentError
-from server.convert import Invalid, camel_keys
+from predictive.operations import ArgumentError, Invalid
+from server.convert import to_wire
 from server.mcp_server.app import Backend
 from storage import AccessKind, Memory, MemoryStore, StoreError
 from storage.text import parse_instant
 
 T = TypeVar("T")
 
-KindName = Literal[
-    "fact",
-    "decision",
-    "episode",
-    "solution",
-    "pattern",
-    "workflow",
-    "convention",
-    "preference",
-    "summary",
-]
-ActivityName = Literal["debugging", "feature", "review", "refactor", "deploy", "general"]
+KindName = ops.requests.KindName
+ActivityName = ops.requests.ActivityName
 MIN_BUDGET = 100
 MAX_BUDGET = 100_000
 
@@ -61,13 +52,6 @@ AsOf = Annotated[
 MemoryId = Annotated[int, Field(ge=1, description="a memory id, as cited in results")]
 READ_ONLY = ToolAnnotations(readOnlyHint=True, openWorldHint=False)
 WRITES = ToolAnnotations(readOnlyHint=False, destructiveHint=False, openWorldHint=False)
-
-
-@dataclass(frozen=True)
-class _Project:
-    """What the shared operations need of a project: its store."""
-
-    store: MemoryStore
 
 
 def _result(payload: dict[str, Any]) -> CallToolResult:
@@ -114,9 +98,15 @@ def _nodes(forest: list[dict[str, Any]]) -> Iterator[dict[str, Any]]:
 
 def register(app: MCPServer, backend: Backend) -> None:
     """Add every tool to ``app``."""
-    from server import ops
-    from server.features.contradictions import ContradictionsArgs, ResolveArgs
-    from server.features.memory import ExploreArgs, RecallArgs, RememberArgs, SearchArgs
+    from predictive.operations import (
+        ContextArgs,
+        ContradictionsArgs,
+        ExploreArgs,
+        RecallArgs,
+        RememberArgs,
+        ResolveArgs,
+        SearchArgs,
+    )
 
     @app.tool(annotations=READ_ONLY)
     async def search(
@@ -132,23 +122,23 @@ def register(app: MCPServer, backend: Backend) -> None:
 
         def work(store: MemoryStore) -> dict[str, Any]:
             args = SearchArgs(query=query, kinds=tuple(kinds), limit=limit, as_of=at)
-            found = ops.search(_Project(store), args)
+            found = ops.search(store, args, via="mcp search")
             items = [
                 {
-                    "id": r["id"],
-                    "unit": r["unit"],
-                    "kind": r["kind"],
-                    "label": r["label"],
-                    "text": r.get("compressed") or r["snippet"],
-                    "score": round(r["score"], 4),
-                    "source": r["source"].get("source"),
-                    "provenance": f"{r['source'].get('kind')}: {r['provenance']}",
-                    **({"archived": True} if r.get("archived") else {}),
+                    "id": r.memory.id if r.memory else None,
+                    "unit": r.unit,
+                    "kind": r.kind,
+                    "label": r.label,
+                    "text": (r.memory.compressed if r.memory else None) or r.snippet,
+                    "score": round(r.score, 4),
+                    "source": r.provenance.source,
+                    "provenance": f"{r.provenance.kind}: {r.provenance}",
+                    **({"archived": True} if r.memory and r.memory.archived else {}),
                 }
-                for r in found["results"]
+                for r in found.results
             ]
             payload = {"query": query, "count": len(items), "items": items}
-            return fit_items(camel_keys(payload), budget)
+            return fit_items(to_wire(payload), budget)
 
         return _result(await _call(backend, work))
 
@@ -163,7 +153,8 @@ def register(app: MCPServer, backend: Backend) -> None:
         graph links to it). ``next`` names the richer level."""
 
         def work(store: MemoryStore) -> dict[str, Any]:
-            out = ops.recall(_Project(store), RecallArgs(id=id, level=level, depth=depth))
+            args = RecallArgs(id=id, level=level, depth=depth)
+            out = ops.recall(store, args, via=f"mcp recall {level}").to_dict()
             if level == "full":
                 store.usage.record_many(
                     [id], AccessKind.CITATION, context="mcp recall full", bump_generation=False
@@ -172,8 +163,9 @@ def register(app: MCPServer, backend: Backend) -> None:
             out = _cite(out, mems.get(id))
             if level == "related":
                 out["related"] = [_cite(r, mems.get(r["id"])) for r in out["related"]]
-                return fit_items(camel_keys(out), budget, items="related")
-            return fit_items(camel_keys(out), budget, texts=("text",))
+                return fit_items(to_wire(out), budget, items="related")
+            lean = {k: v for k, v in out.items() if v not in (None, [], ())}
+            return fit_items(to_wire(lean), budget, items="edges", texts=("text",))
 
         return _result(await _call(backend, work))
 
@@ -191,14 +183,14 @@ def register(app: MCPServer, backend: Backend) -> None:
 
         def work(store: MemoryStore) -> dict[str, Any]:
             args = ExploreArgs(id=id, query=query, depth=depth, max_nodes=max_nodes, level=level)
-            out = ops.explore(_Project(store), args)
+            out = ops.explore(store, args, via="mcp explore").to_dict()
             nodes = list(_nodes(out["roots"]))
             mems = _memories(store, [n["id"] for n in nodes])
             for n in nodes:
                 m = mems.get(n["id"])
                 if m is not None:
                     n.update({k: v for k, v in citation(m).items() if k not in n})
-            return fit_tree(camel_keys(out), budget)
+            return fit_tree(to_wire(out), budget)
 
         return _result(await _call(backend, work))
 
@@ -211,10 +203,6 @@ def register(app: MCPServer, backend: Backend) -> None:
     ) -> CallToolResult:
         """The tiered context for a file (critical decisions, relevant memories, background,
         an index of topics to ask about), as the editor gets it; items cite their ids."""
-        from predictive.engine import ContextRequest
-        from predictive.signals import parse_activity
-        from storage.paths import current_branch
-
         root = backend.root
         p = Path(path).expanduser()
         full = p if p.is_absolute() else root / p
@@ -230,15 +218,8 @@ def register(app: MCPServer, backend: Backend) -> None:
             assert engine is not None
 
             def payload(total: int) -> dict[str, Any]:
-                ctx = engine.assemble(
-                    ContextRequest(
-                        path=rel,
-                        branch=branch if branch is not None else current_branch(root),
-                        activity=parse_activity(activity) if activity else None,
-                        budget=total,
-                        root=str(root),
-                    )
-                )
+                args = ContextArgs(path=rel, branch=branch, activity=activity, budget=total)
+                ctx = ops.context_for_file(store, args, root, engine)
                 mems = _memories(store, ctx.memory_ids)
                 items = [
                     _cite(
@@ -248,7 +229,7 @@ def register(app: MCPServer, backend: Backend) -> None:
                     for i in ctx.items
                     if i.memory_id is not None
                 ]
-                return camel_keys(
+                return to_wire(
                     {
                         "file": ctx.file.path,
                         "branch": ctx.branch,
@@ -300,9 +281,9 @@ def register(app: MCPServer, backend: Backend) -> None:
                 supersedes=supersedes,
                 source="mcp",
             )
-            out = ops.remember(_Project(store), args, None)
+            out = ops.remember(store, args).to_dict()
             m = _memories(store, [out["id"]]).get(out["id"])
-            return fit_items(camel_keys(_cite(out, m)), budget)
+            return fit_items(to_wire(_cite(out, m)), budget)
 
         return _result(await _call(backend, work))
 
@@ -328,7 +309,7 @@ def register(app: MCPServer, backend: Backend) -> None:
             out = locked.to_dict()
             out.pop("content")
             out["created"] = created
-            return fit_items(camel_keys(out), budget)
+            return fit_items(to_wire(out), budget)
 
         return _result(await _call(backend, work))
 
@@ -344,7 +325,7 @@ def register(app: MCPServer, backend: Backend) -> None:
 
         def work(store: MemoryStore) -> dict[str, Any]:
             out = get(store, name, version, level)
-            return fit_items(camel_keys(out), budget, texts=("content", "preview"))
+            return fit_items(to_wire(out), budget, texts=("content", "preview"))
 
         return _result(await _call(backend, work))
 
@@ -359,7 +340,7 @@ def register(app: MCPServer, backend: Backend) -> None:
 
         def work(store: MemoryStore) -> dict[str, Any]:
             found = [s.to_dict() for s in listing(store, tag, limit)]
-            return fit_items(camel_keys({"count": len(found), "items": found}), budget)
+            return fit_items(to_wire({"count": len(found), "items": found}), budget)
 
         return _result(await _call(backend, work))
 
@@ -372,14 +353,14 @@ def register(app: MCPServer, backend: Backend) -> None:
         """Pairs of memories that contradict each other, both sides cited."""
 
         def work(store: MemoryStore) -> dict[str, Any]:
-            out = ops.contradictions(_Project(store), ContradictionsArgs(status, limit))
+            out = ops.contradictions(store, ContradictionsArgs(status, limit)).to_dict()
             sides = [s for c in out["contradictions"] for s in (c["a"], c["b"]) if s]
             mems = _memories(store, [s["id"] for s in sides])
             for c in out["contradictions"]:
                 for key in ("a", "b"):
                     if c[key]:
                         c[key] = _cite(c[key], mems.get(c[key]["id"]))
-            return fit_items(camel_keys(out), budget, items="contradictions")
+            return fit_items(to_wire(out), budget, items="contradictions")
 
         return _result(await _call(backend, work))
 
@@ -397,8 +378,8 @@ def register(app: MCPServer, backend: Backend) -> None:
 
         def work(store: MemoryStore) -> dict[str, Any]:
             args = ResolveArgs(id, resolution, note, merged_id, merged_text)
-            out = ops.resolve_contradiction(_Project(store), args)
-            return fit_items(camel_keys(out), budget)
+            out = ops.resolve_contradiction(store, args).to_dict()
+            return fit_items(to_wire(out), budget)
 
         return _result(await _call(backend, work))
 
@@ -417,6 +398,6 @@ def register(app: MCPServer, backend: Backend) -> None:
 
         def work(store: MemoryStore) -> dict[str, Any]:
             out = answer(store, question, limit=limit, as_of=at, context="mcp ask")
-            return fit_items(camel_keys(out), budget)
+            return fit_items(to_wire(out), budget)
 
         return _result(await _call(backend, work))
