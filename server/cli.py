@@ -339,6 +339,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     sv = sub.add_parser("serve", help="run the language server (LSP over stdio by default)")
     add_arguments(sv)
+
+    from server.mcp_server.command import add_parser as add_mcp
+
+    add_mcp(sub)  # "mcp" runs itself (set_defaults(run=...)): it opens its own store
     return p
 
 
@@ -861,6 +865,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_ERROR
     if args.command == "serve":
         return cmd_serve(args)
+    if getattr(args, "run", None) is not None:
+        return int(args.run(args))
     logging.basicConfig(
         level=logging.INFO if args.verbose else logging.WARNING,
         stream=sys.stderr,
