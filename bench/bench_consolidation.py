@@ -80,7 +80,7 @@ def live_in(db: Path, embedder: Any, seed: int) -> float:
     for old in rng.sample(ids, n // 200):
         new = rng.choice(ids)
         if new != old:
-            store.supersede(old, new, at=now - 120 * DAY)
+            store.graph.supersede(old, new, at=now - 120 * DAY)
     by_file: dict[str, list[int]] = {}
     for mid, value in conn.execute("SELECT memory_id, value FROM anchors WHERE type = 'file'"):
         by_file.setdefault(value, []).append(mid)
@@ -138,7 +138,7 @@ def one_size(n: int, repeats: int, embedder: Any, seed: int) -> dict[str, Any]:
     from predictive.compress import backfill_levels
 
     backfill_levels(store)
-    store.embed_pending()
+    store.embeddings.embed_pending()
     total = store.count()
     store.close()
     times: dict[str, list[float]] = {"plan": [], "apply": [], "again": []}

@@ -28,6 +28,7 @@ import json
 import os
 import re
 import shutil
+import sys
 import tempfile
 import time
 from collections import Counter
@@ -42,6 +43,15 @@ from bench.bench_devset import DEFAULT_DEVSET, ingest, workspace  # noqa: E402
 from bench.common import machine_line, summarize_ms, write_result  # noqa: E402
 
 DAY = 86_400.0
+
+
+def simulate_clock(real: Any, simulated: Any) -> None:
+    """Every loaded storage and predictive module reads ``simulated`` where it read ``real``."""
+    for module in list(sys.modules.values()):
+        if getattr(module, "__name__", "").startswith(("storage", "predictive")):
+            for name in ("now", "_now"):
+                if getattr(module, name, None) is real:
+                    setattr(module, name, simulated)
 
 
 def source_of(prov: str, ids: list[str]) -> str | None:
@@ -139,7 +149,7 @@ def main(argv: list[str] | None = None) -> int:
         forget.PASSED_OVER = a.passed_over
         forget.PASSED_OVER_ANYWHERE = round(a.passed_over * scale)
 
-    import storage.repository as repository
+    import storage.rows as rows
     from predictive.consolidate import run as consolidate
     from predictive.engine import ContextEngine, ContextRequest
     from storage import MemoryFilter, MemoryStore
@@ -164,7 +174,7 @@ def main(argv: list[str] | None = None) -> int:
     )
 
     clock = [0.0]
-    repository._now = lambda: clock[0]  # type: ignore[assignment]  # the simulated clock
+    simulate_clock(rows.now, lambda: clock[0])
     tmp = Path(tempfile.mkdtemp(prefix="bench-forgetting-"))
     store = MemoryStore(tmp / "memory.db", embedder=HashingEmbedder())
     engine = ContextEngine(store, root=ws)

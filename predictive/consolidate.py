@@ -47,7 +47,7 @@ from storage.upkeep import Brief
 
 DAY = 86_400.0
 STATE = "consolidate"
-"""``ingest_state`` source where the time of the last run is kept."""
+"""``store.cursors`` source where the time of the last run is kept."""
 STEPS = ("levels", "usage", "plan", "merge", "link", "forget", "contradictions")
 
 PRINTED_PER_ACTION = 200
@@ -91,7 +91,7 @@ def plan(
     group_of = {i: n for n, c in enumerate(merges) for i in c.ids}
     absorbed = {i for c in merges for i in c.ids[1:]}
 
-    last = store.ingest_state(STATE).get("last_run")
+    last = store.cursors.get(STATE).get("last_run")
     compress = plan_compression(current, now=now, since=float(last) if last else None, label=_label)
 
     by_kind: dict[str, list[int]] = defaultdict(list)
@@ -104,7 +104,7 @@ def plan(
             continue
         similar += [
             (a, b, s)
-            for a, b, s in similar_pairs(store.vectors_for, ids)
+            for a, b, s in similar_pairs(store.embeddings.of, ids)
             if a not in group_of or group_of.get(a) != group_of.get(b)
         ]
     files = upkeep.anchors_by_type(store, "file")
@@ -147,8 +147,8 @@ def plan_contradictions(store: MemoryStore, current: dict[int, Brief]) -> list[C
             tuple(_label(current[i]) for i in (a, b) if i in current),
             f"different values for {key}",
         )
-        for a, b, key in store.fact_conflicts()
-        if not store.has_contradiction(a, b)
+        for a, b, key in store.contradictions.fact_conflicts()
+        if not store.contradictions.exists(a, b)
     ]
 
 
@@ -173,7 +173,7 @@ def run(
     step("levels")
     if dry:
         levels = last = 0
-        while page := store.lacking_levels(after_id=last, limit=2000):
+        while page := store.levels.lacking(after_id=last, limit=2000):
             levels += len(page)
             last = page[-1].id
     else:
@@ -183,7 +183,7 @@ def run(
     skipped: list[str] = []
     scores, changes = plan(store, now=at, skipped=skipped)
     if not dry and scores:
-        store.set_decay_scores(scores)
+        store.usage.set_decay_scores(scores)
 
     step("plan")
     by_action: dict[str, list[Change]] = defaultdict(list)
@@ -213,8 +213,8 @@ def run(
         step("contradictions")
         for c in by_action["contradiction"]:
             confidence = float(c.detail.get("confidence", 0.8))
-            store.add_contradiction(c.ids[0], c.ids[1], reason=c.reason, confidence=confidence)
-        store.set_ingest_state(STATE, {"last_run": repr(at)})
+            store.contradictions.add(c.ids[0], c.ids[1], reason=c.reason, confidence=confidence)
+        store.cursors.set(STATE, {"last_run": repr(at)})
     if progress is not None:
         progress(len(STEPS), len(STEPS), "done")
     similar = sum(1 for c in by_action["link"] if c.detail.get("edge") == "SIMILAR_TO")

@@ -14,9 +14,11 @@ from typing import Any
 
 from storage import db as dbmod
 from storage.errors import InvalidInput
+from storage.graph import insert_edge
 from storage.models import EdgeType
 from storage.redact import redact
 from storage.repository import MemoryStore
+from storage.rows import bump, fts_refresh, require
 
 MERGE_EDGE = EdgeType.DERIVED_FROM
 """The edge from a survivor to each memory folded into it."""
@@ -32,8 +34,8 @@ def merge_memories(
     conn = store.conn
     with dbmod.immediate(conn):
         for mid in (survivor, *others):
-            store._require(conn, mid)
-        store._bump(conn)
+            require(conn, mid)
+        bump(conn)
         marks = ",".join("?" * len(others))
         conn.execute(
             "INSERT OR IGNORE INTO anchors(memory_id, type, value) "
@@ -109,7 +111,7 @@ def merge_memories(
                 "updated_at = ? WHERE id = ?",
                 (at, why, at, mid),
             )
-        store._fts_refresh(conn, survivor)
+        fts_refresh(conn, survivor)
 
 
 def archive_many(store: MemoryStore, reasons: Mapping[int, str], *, at: float) -> int:
@@ -120,8 +122,8 @@ def archive_many(store: MemoryStore, reasons: Mapping[int, str], *, at: float) -
     conn = store.conn
     with dbmod.immediate(conn):
         for mid in reasons:
-            store._require(conn, int(mid))
-        store._bump(conn)
+            require(conn, int(mid))
+        bump(conn)
         changed = 0
         for mid, why in reasons.items():
             conn.execute(
@@ -143,9 +145,9 @@ def add_edges(
     conn = store.conn
     with dbmod.immediate(conn):
         for s, t, _, _, _ in edges:
-            store._require(conn, s)
-            store._require(conn, t)
-        store._bump(conn)
+            require(conn, s)
+            require(conn, t)
+        bump(conn)
         for s, t, etype, strength, meta in edges:
-            store._insert_edge(conn, s, t, etype, max(0.0, min(1.0, strength)), meta)
+            insert_edge(conn, s, t, etype, max(0.0, min(1.0, strength)), meta)
     return len(edges)

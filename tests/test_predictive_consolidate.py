@@ -86,8 +86,8 @@ def test_merge_keeps_all_provenance_and_is_restorable(store: MemoryStore) -> Non
         anchors=files("setup.py"),
         artifacts=[Artifact("commit", "abc1234")],
     )
-    store.add_edge(b, other, EdgeType.RELATES_TO, 0.6)
-    store.record_access(b, AccessKind.CITATION)
+    store.graph.add(b, other, EdgeType.RELATES_TO, 0.6)
+    store.usage.record(b, AccessKind.CITATION)
     run(store, now=NOW)
     survivor, gone = store.get(a), store.get(b)  # the rule file's memory survives
     assert not survivor.archived and gone.archived
@@ -96,7 +96,7 @@ def test_merge_keeps_all_provenance_and_is_restorable(store: MemoryStore) -> Non
     assert [x.ref for x in survivor.artifacts] == ["abc1234"]
     assert survivor.metadata["merged"] == [{"id": b, "source": "chat:cursor", "source_id": "s1#3"}]
     assert survivor.citation_count == 1
-    edges = {(e.target_id, e.type) for e in store.edges(a)}
+    edges = {(e.target_id, e.type) for e in store.graph.edges(a)}
     assert (other, EdgeType.RELATES_TO) in edges and (b, EdgeType.DERIVED_FROM) in edges
     assert not store.restore(b).archived
 
@@ -193,7 +193,7 @@ def test_active_decisions_rules_and_contradicted_memories_are_never_forgotten(
         mem(store, "Port is 1", kind=Kind.EPISODE, fact_key="p", fact_value="1", **old),
         mem(store, "Port is 2", kind=Kind.EPISODE, fact_key="p", fact_value="2", **old),
     ]
-    store.add_contradiction(kept[2], kept[3], reason="different ports")
+    store.contradictions.add(kept[2], kept[3], reason="different ports")
     untouched_since(store, NOW - 300 * DAY)
     serve(store, [kept[0]], 60, NOW - 5 * DAY)
     store.conn.execute("UPDATE memories SET last_accessed = NULL")
@@ -207,7 +207,7 @@ def test_a_memory_superseded_long_ago_is_archived_with_its_successor_named(
 ) -> None:
     old = mem(store, "We use JWT for sessions.", kind=Kind.DECISION)
     new = mem(store, "We use server-side sessions, not JWT.", kind=Kind.DECISION)
-    store.supersede(old, new, at=NOW - 120 * DAY)
+    store.graph.supersede(old, new, at=NOW - 120 * DAY)
     untouched_since(store, NOW - 120 * DAY)
     out = run(store, now=NOW)
     (forget,) = changes(out, "forget")
@@ -270,16 +270,16 @@ def test_links_are_found_by_files_error_signature_and_co_access(store: MemorySto
     z = mem(store, "Everything is typed.", kind=Kind.CONVENTION)  # served everywhere
     p = mem(store, "Uploads go to S3.", kind=Kind.FACT)
     for n in range(5):
-        store.record_accesses([x, y, z], AccessKind.RETRIEVAL, context=f"context bill{n}.py")
+        store.usage.record_many([x, y, z], AccessKind.RETRIEVAL, context=f"context bill{n}.py")
         for k in range(2):
-            store.record_accesses([p, z], AccessKind.RETRIEVAL, context=f"context up{n}{k}.py")
+            store.usage.record_many([p, z], AccessKind.RETRIEVAL, context=f"context up{n}{k}.py")
     out = run(store, now=NOW)
     reasons = {tuple(c["ids"]): c["reason"] for c in changes(out, "link")}
     assert "same files: a.py, b.py" in reasons[(a, b)]
     assert "same error signature" in reasons[(e1, e2)]
     assert reasons[(x, y)] == "used together in 5 contexts"
     assert (x, z) not in reasons and (y, z) not in reasons  # no more than chance
-    assert {e.target_id for e in store.edges(a) if e.type is EdgeType.RELATES_TO} == {b}
+    assert {e.target_id for e in store.graph.edges(a) if e.type is EdgeType.RELATES_TO} == {b}
     assert run(store, now=NOW)["linked"] == 0  # linked once
 
 
@@ -289,10 +289,10 @@ def test_use_moves_rankings_and_is_listed(store: MemoryStore) -> None:
     run(store, now=NOW)
     before = {m.id: m.decay_score for m in store.get_many([cited, ignored])}
     for _ in range(3):
-        store.record_access(cited, AccessKind.CITATION)
-    store.record_access(ignored, AccessKind.RETRIEVAL)
-    store.record_access(ignored, AccessKind.IGNORE)
-    store.record_access(ignored, AccessKind.IGNORE)
+        store.usage.record(cited, AccessKind.CITATION)
+    store.usage.record(ignored, AccessKind.RETRIEVAL)
+    store.usage.record(ignored, AccessKind.IGNORE)
+    store.usage.record(ignored, AccessKind.IGNORE)
     out = run(store, now=NOW)
     listed = {c["ids"][0]: c["reason"] for c in changes(out, "rerank")}
     assert listed[cited].startswith("up: cited 3×")
@@ -325,7 +325,7 @@ def test_a_memory_with_many_links_gets_no_more(store: MemoryStore) -> None:
         store, "Overview of the retry module.", kind=Kind.EPISODE, anchors=files("r.py", "s.py")
     )
     for n in range(MAX_DEGREE):
-        store.add_edge(hub, mem(store, f"Note {n} on retries.", kind=Kind.FACT), "RELATES_TO", 0.5)
+        store.graph.add(hub, mem(store, f"Note {n} on retries.", kind=Kind.FACT), "RELATES_TO", 0.5)
     late = mem(store, "Rewrote the retry module.", kind=Kind.EPISODE, anchors=files("r.py", "s.py"))
     out = run(store, now=NOW)
     assert not [c for c in changes(out, "link") if set(c["ids"]) == {hub, late}]

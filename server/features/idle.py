@@ -61,13 +61,13 @@ def setup(server: LivingMemoryServer) -> None:
         return now - at >= minutes * 60 and store.generation() != generation
 
     async def consolidate(project: Project) -> None:
-        from predictive.consolidate import run
+        from predictive import operations as ops
 
         store = project.store
         assert store is not None
 
         def work(job: Job) -> dict[str, Any]:
-            return run(store, root=project.root, options={}, progress=job.progress)
+            return ops.consolidate(store, ops.ConsolidateArgs(), job.progress)
 
         result = await server.jobs.run(
             "Living Memory: consolidating (editor idle)", work, project.job_worker
