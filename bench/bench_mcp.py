@@ -8,7 +8,9 @@ Each call is timed at the client (request sent → result parsed): JSON-RPC over
 validation, the store work, usage logging (a write per call), budget fitting and
 serialisation included. The first call of each tool is reported separately (cold: model and
 index loading, caches), then ``--calls`` warm calls give p50/p95. The store is copied first,
-so the usage the calls record never touches the cached one. Machine and load average are
+so the usage the calls record never touches the cached one, and its disclosure levels are
+filled (as the language server or the MCP server does once per store), so the context engine
+is measured in its steady state. Machine and load average are
 written with the results to ``bench/results/mcp.json``.
 """
 
@@ -70,9 +72,11 @@ def _copy_store(src: Path, dst: Path) -> Path:
 def _inputs(db: Path, seed: int, n_queries: int, size: int) -> dict[str, Any]:
     """Queries, memory ids and anchored files to call the tools with."""
     from bench.generate import generate_queries
+    from predictive.compress import backfill_levels
     from storage import MemoryStore
 
     with MemoryStore(db) as store:
+        backfill_levels(store)  # as the language server (or the MCP server) does once
         ids = [r[0] for r in store.conn.execute("SELECT id FROM memories ORDER BY id")]
         files = [
             r[0]

@@ -65,7 +65,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"error: --http: not a port: {args.http}", file=sys.stderr)
         return 2
     backend = Backend(root=root, db_path=db, model_dir=args.model_dir)
-    return serve(backend, http_port=args.http, prepare=not args.no_ingest)
+    return serve(backend, http_port=args.http, ingest=not args.no_ingest)
 
 
 def _install(args: argparse.Namespace) -> int:
