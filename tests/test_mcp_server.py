@@ -258,7 +258,7 @@ async def test_what_agents_search_counts_as_retrieved(project: Path, data: Path)
         m = store.get(mid)
         log = store.usage.log(mid)
     assert m.retrieval_count == 1
-    assert [kind for _, kind, _ in log] == ["retrieval"]
+    assert [(kind, context) for _, kind, context in log] == [("retrieval", "mcp search")]
 
 
 async def test_streamable_http_on_request_serves_the_same_tools(project: Path, data: Path) -> None:

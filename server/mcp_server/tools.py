@@ -240,14 +240,9 @@ def register(app: MCPServer, backend: Backend) -> None:
                     }
                 )
 
-            from predictive.fit import tokens_of
-            from predictive.tokens import count_tokens
-
-            out = payload(max(200, budget * 3 // 4))
-            frame = tokens_of(out) - count_tokens(out["markdown"])
-            room = budget - frame - 16
-            if tokens_of(out) > budget and room >= 200:
-                out = payload(room)
+            # One assembly (the engine's cache then answers a repeat); citations past the
+            # budget are dropped from the end, the markdown is cut only if it alone is too big.
+            out = payload(max(200, budget * 2 // 3))
             return fit_items(out, budget, texts=("markdown",))
 
         return _result(await _call(backend, work))
