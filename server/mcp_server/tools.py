@@ -221,13 +221,14 @@ def register(app: MCPServer, backend: Backend) -> None:
                 args = ContextArgs(path=rel, branch=branch, activity=activity, budget=total)
                 ctx = ops.context_for_file(store, args, root, engine)
                 mems = _memories(store, ctx.memory_ids)
-                items = [
-                    _cite(
-                        {"id": i.memory_id, "tier": i.tier.value, "level": i.level},
-                        mems.get(i.memory_id),
-                    )
+                items = [  # the markdown names kind and source; these add where it is from
+                    {
+                        "id": i.memory_id,
+                        "tier": i.tier.value,
+                        "provenance": citation(mems[i.memory_id])["provenance"],
+                    }
                     for i in ctx.items
-                    if i.memory_id is not None
+                    if i.memory_id is not None and i.memory_id in mems
                 ]
                 return to_wire(
                     {
