@@ -313,6 +313,14 @@ def build_parser() -> argparse.ArgumentParser:
     )
     co.add_argument("--json", action="store_true")
 
+    ak = sub.add_parser(
+        "ask", help="ask a question: classified (decision, how-to, history, error), cited answers"
+    )
+    ak.add_argument("question", nargs="+")
+    ak.add_argument("-n", "--limit", type=_positive_int, default=8)
+    ak.add_argument("--as-of", type=_time, help="as the store would have answered at this time")
+    ak.add_argument("--json", action="store_true")
+
     cn = sub.add_parser("contradictions", help="memories that disagree, and how they were settled")
     cn.add_argument("--status", choices=["open", "resolved", "dismissed", "all"], default="open")
     cn.add_argument("-n", "--limit", type=_positive_int, default=50)
@@ -779,6 +787,25 @@ def cmd_context(store: MemoryStore, a: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def cmd_ask(store: MemoryStore, a: argparse.Namespace) -> int:
+    from predictive.ask import ask
+
+    if store.embeddings.pending():
+        store.embeddings.embed_pending(progress=_progress("embedding"))
+    out = ask(store, " ".join(a.question), limit=min(a.limit, 50), as_of=a.as_of, context="cli ask")
+    if a.json:
+        _print_json(to_wire(out))
+        return EXIT_OK
+    print(f"({out['type']} question{': ' + out['cue'] if out['cue'] else ''})")
+    if not out["items"]:
+        print("Nothing in the memory answers it.")
+    for item in out["items"]:
+        ref = f"#{item['id']}" if item.get("id") else "-"
+        print(f"{ref:<7} {item['kind']:<12} {_one_line(item['text'] or '', 80)}")
+        print(f"{'':8}{item.get('provenance') or item.get('source') or ''}")
+    return EXIT_OK
+
+
 def cmd_contradictions(store: MemoryStore, a: argparse.Namespace) -> int:
     found = ops.contradictions(store, ops.ContradictionsArgs(status=a.status, limit=a.limit))
     if a.json:
@@ -848,6 +875,7 @@ COMMANDS: dict[str, Callable[[MemoryStore, argparse.Namespace], int]] = {
     "context": cmd_context,
     "ingest": cmd_ingest,
     "consolidate": cmd_consolidate,
+    "ask": cmd_ask,
     "contradictions": cmd_contradictions,
     "resolve": cmd_resolve,
 }

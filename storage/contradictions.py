@@ -6,6 +6,8 @@ import json
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+import apsw
+
 from storage import db as dbmod
 from storage.errors import InvalidInput, NotFound
 from storage.graph import insert_edge, supersede_rows
@@ -109,17 +111,8 @@ class Contradictions:
             raise InvalidInput("the merged memory must be a new memory, not one of the pair")
         stamp = now()
         with dbmod.immediate(conn):
-            current = conn.execute(
-                "SELECT status, resolution FROM contradictions WHERE id = ?", (contradiction_id,)
-            ).fetchone()
-            if current is None:
-                raise NotFound(f"no contradiction #{contradiction_id}")
-            if current[0] != ContradictionStatus.OPEN.value:
-                # settling it again (say b_wins after a_wins) would supersede both memories
-                raise InvalidInput(
-                    f"contradiction #{contradiction_id} is already {current[0]} "
-                    f"({current[1] or 'no resolution'})"
-                )
+            # settling it again (say b_wins after a_wins) would supersede both memories
+            _require_open(conn, contradiction_id)
             bump(conn)
             conn.execute(
                 "UPDATE contradictions SET status = 'resolved', resolution = ?, note = ?, "
@@ -141,16 +134,7 @@ class Contradictions:
         they are."""
         conn = self._store.conn
         with dbmod.immediate(conn):
-            current = conn.execute(
-                "SELECT status, resolution FROM contradictions WHERE id = ?", (contradiction_id,)
-            ).fetchone()
-            if current is None:
-                raise NotFound(f"no contradiction #{contradiction_id}")
-            if current[0] != ContradictionStatus.OPEN.value:
-                raise InvalidInput(
-                    f"contradiction #{contradiction_id} is already {current[0]} "
-                    f"({current[1] or 'no resolution'})"
-                )
+            _require_open(conn, contradiction_id)
             bump(conn)
             conn.execute(
                 "UPDATE contradictions SET status = 'dismissed', note = ?, resolved_at = ? "
@@ -183,3 +167,17 @@ class Contradictions:
                 (now(),),
             )
         ]
+
+
+def _require_open(conn: apsw.Connection, contradiction_id: int) -> None:
+    """NotFound for an unknown contradiction, InvalidInput for one already settled."""
+    current = conn.execute(
+        "SELECT status, resolution FROM contradictions WHERE id = ?", (contradiction_id,)
+    ).fetchone()
+    if current is None:
+        raise NotFound(f"no contradiction #{contradiction_id}")
+    if current[0] != ContradictionStatus.OPEN.value:
+        raise InvalidInput(
+            f"contradiction #{contradiction_id} is already {current[0]} "
+            f"({current[1] or 'no resolution'})"
+        )

@@ -397,3 +397,45 @@ def test_context_with_diagnostics(env: dict[str, str], tmp_path: Path) -> None:
     assert "budget" in fails(["context", "a.py", "--budget", "100"], env)
     assert "not one of" in fails(["context", "a.py", "--activity", "napping"], env)
     assert "not a file" in fails(["context", str(tmp_path)], env)
+
+
+def test_contradictions_are_listed_and_resolved_from_the_command_line(
+    env: dict[str, str],
+) -> None:
+    a = remember(env, "-k", "convention", "Always squash merge pull requests")
+    b = remember(env, "-k", "convention", "Never squash merge pull requests")
+    code = (
+        "import sys\nfrom storage import MemoryStore\n"
+        "s = MemoryStore(sys.argv[1])\n"
+        "print(s.contradictions.add(int(sys.argv[2]), int(sys.argv[3]), reason='always vs never'))"
+    )
+    r = subprocess.run(
+        [sys.executable, "-c", code, env["LIVING_MEMORY_DB"], str(a), str(b)],
+        capture_output=True,
+        text=True,
+        env=env,
+        check=True,
+    )
+    cid = int(r.stdout.strip())
+    listed = json.loads(ok(["contradictions", "--json"], env))
+    assert listed["count"] == 1 and listed["contradictions"][0]["reason"] == "always vs never"
+    assert {listed["contradictions"][0]["a"]["id"], listed["contradictions"][0]["b"]["id"]} == {
+        a,
+        b,
+    }
+    text = ok(["contradictions"], env)
+    assert f"contradiction {cid}" in text and "always vs never" in text
+    assert "needs exactly one" in fails(["resolve", str(cid), "merged"], env)
+    out = ok(["resolve", str(cid), "a_wins", "--note", "team vote"], env)
+    assert f"#{a} stands" in out
+    assert json.loads(ok(["show", str(b), "--json"], env))["supersededBy"] == a
+    assert "already resolved" in fails(["resolve", str(cid), "b_wins"], env)
+    assert json.loads(ok(["contradictions", "--json"], env))["count"] == 0
+
+
+def test_ask_classifies_and_cites(env: dict[str, str]) -> None:
+    mid = remember(env, "-k", "decision", "We chose PostgreSQL over MongoDB for JSON support")
+    out = json.loads(ok(["ask", "why did we choose PostgreSQL?", "--json"], env))
+    assert out["type"] == "decision"
+    assert out["items"][0]["id"] == mid and out["items"][0]["provenance"]
+    assert "decision question" in ok(["ask", "why did we choose PostgreSQL?"], env)

@@ -21,7 +21,7 @@ from predictive.operations import (
     SearchArgs,
 )
 from server.commands import command
-from server.convert import camel, to_wire
+from server.convert import to_wire
 
 if TYPE_CHECKING:
     from server.app import LivingMemoryServer
@@ -30,7 +30,7 @@ if TYPE_CHECKING:
 
 def _stats(project: Project) -> dict[str, Any]:
     assert project.store is not None
-    out = {camel(k): v for k, v in project.store.stats().to_dict().items()}
+    out = to_wire(ops.stats(project.store))
     out.update(
         folder=project.uri,
         root=str(project.root),
