@@ -16,6 +16,7 @@ from typing import Any
 
 from predictive.budget import TIERS, BudgetConfig, Candidate, Tier, TierFill, fit_tiers
 from predictive.compress import Compressor, DeterministicCompressor
+from predictive.consolidation.serving import cap_renderings, serving_level
 from predictive.derive import FileFacts, branch_tokens, derive_file, error_signature
 from predictive.globs import glob_match
 from predictive.render import (
@@ -477,6 +478,10 @@ class ContextEngine:
             renderings = self._renderings(c.memory)
             if tier is Tier.BACKGROUND:
                 renderings.pop(next(iter(renderings)), None)  # background never at full length
+            # old episodes are served shorter (their full text stays one recall away)
+            renderings = cap_renderings(
+                renderings, serving_level(c.memory.kind, c.memory.created_at, now)
+            )
             tiers[tier].append(Candidate(f"m{mid}", s, renderings, mid))
 
         self._add_contradictions(tiers, list(cands), scored)

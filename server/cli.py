@@ -306,11 +306,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     co = sub.add_parser(
         "consolidate",
-        help="upkeep: fill levels, refresh decay, link near duplicates, open fact contradictions",
+        help="upkeep: merge duplicates, serve old episodes shorter, link, forget what is unused",
     )
-    co.add_argument(
-        "--dry-run", action="store_true", help="count what would be done; write nothing"
-    )
+    co.add_argument("--dry-run", action="store_true", help="list what would be done; write nothing")
     co.add_argument("--json", action="store_true")
 
     ak = sub.add_parser(
@@ -738,6 +736,10 @@ def cmd_consolidate(store: MemoryStore, a: argparse.Namespace) -> int:
         f"{out['decayUpdated']} decay scores, link {out['similarLinked']} near duplicates, "
         f"open {out['contradictionsOpened']} contradictions ({out['seconds']:.1f} s)"
     )
+    # -- issue 13: every change of the plan, one line each (--json lists them all) --
+    from predictive.consolidate import print_changes
+
+    print_changes(out)
     for reason in out["skipped"]:
         print(f"skipped {reason}")
     return EXIT_OK

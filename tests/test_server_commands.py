@@ -462,14 +462,16 @@ async def test_consolidate_previews_then_applies_with_progress(client: LanguageC
     await remember(client, "The staging cluster restarts nightly at 02:00 UTC.")
     await remember(client, "The staging cluster restarts nightly at 02:00 UTC!")
     preview = await run(client, "consolidate", {"dryRun": True})
-    assert preview["dryRun"] is True and preview["similarLinked"] >= 1
+    assert preview["dryRun"] is True and preview["merged"] == 1
+    (merge,) = [c for c in preview["changes"] if c["action"] == "merge"]
+    assert "staging cluster" in merge["labels"][0]
     before = set(client.progress_reports)
     applied = await run(client, "consolidate", {})
-    assert applied["dryRun"] is False and applied["similarLinked"] == preview["similarLinked"]
+    assert applied["dryRun"] is False and applied["merged"] == preview["merged"]
     (token,) = set(client.progress_reports) - before
     assert [p.kind for p in progress_of(client, token)][-1] == "end"
     again = await run(client, "consolidate", {"dryRun": True})
-    assert again["similarLinked"] == 0
+    assert again["merged"] == 0
 
 
 async def test_ingest_rejects_an_unknown_source(client: LanguageClient):
