@@ -8,8 +8,11 @@ Each call is timed at the client (request sent → result parsed): JSON-RPC over
 validation, the store work, usage logging (a write per call), budget fitting and
 serialisation included. The first call of each tool is reported separately (cold: model and
 index loading, caches), then ``--calls`` warm calls give p50/p95. The store is copied first,
-so the usage the calls record never touches the cached one. Machine and load average are
-written with the results to ``bench/results/mcp.json``.
+so the usage the calls record never touches the cached one, and its disclosure levels are
+filled (as the language server or the MCP server does once per store), so the context engine
+is measured in its steady state. Machine and load average are
+written with the results to ``bench/results/mcp.json``, beside the same operations called
+in process (no MCP, no budget fitting) on the same store, for what the MCP layer adds.
 """
 
 from __future__ import annotations
@@ -70,9 +73,11 @@ def _copy_store(src: Path, dst: Path) -> Path:
 def _inputs(db: Path, seed: int, n_queries: int, size: int) -> dict[str, Any]:
     """Queries, memory ids and anchored files to call the tools with."""
     from bench.generate import generate_queries
+    from predictive.compress import backfill_levels
     from storage import MemoryStore
 
     with MemoryStore(db) as store:
+        backfill_levels(store)  # as the language server (or the MCP server) does once
         ids = [r[0] for r in store.conn.execute("SELECT id FROM memories ORDER BY id")]
         files = [
             r[0]
@@ -162,6 +167,45 @@ async def _measure(
     return out
 
 
+def _in_process(db: Path, root: Path, inputs: dict[str, Any], calls: int) -> dict[str, Any]:
+    """The same operations called directly (no MCP, no budget fitting): the reference that
+    shows what the MCP layer adds."""
+    from predictive import operations as ops
+    from predictive.engine import ContextEngine
+    from storage import MemoryStore
+    from storage.embeddings import embedder_from_env
+
+    levels = ("summary", "full", "compressed", "index")
+    out: dict[str, Any] = {}
+    with MemoryStore(db, embedder_factory=lambda: embedder_from_env(None)) as store:
+        engine = ContextEngine(store, root=root)
+        runs = {
+            "search": lambda i: ops.search(
+                store, ops.SearchArgs(query=inputs["queries"][i % len(inputs["queries"])])
+            ),
+            "recall": lambda i: ops.recall(
+                store,
+                ops.RecallArgs(id=inputs["ids"][i % len(inputs["ids"])], level=levels[i % 4]),
+            ),
+            "context_for_file": lambda i: ops.context_for_file(
+                store,
+                ops.ContextArgs(path=inputs["files"][i % len(inputs["files"])], budget=1333),
+                root,
+                engine,
+            ),
+        }
+        for tool, run in runs.items():
+            run(0)
+            samples = []
+            for i in range(1, calls + 1):
+                t0 = time.perf_counter()
+                run(i)
+                samples.append(time.perf_counter() - t0)
+            out[tool] = summarize_ms(samples)
+            log(f"in process {tool}: p50 {out[tool]['p50_ms']} ms, p95 {out[tool]['p95_ms']} ms")
+    return out
+
+
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--size", type=int, default=10_000)
@@ -182,6 +226,9 @@ def main(argv: list[str] | None = None) -> None:
         res = asyncio.run(
             _measure(db, root, _env(a.embedder, Path(tmp) / "data"), inputs, a.calls, a.budget)
         )
+        if a.embedder == "hashing":
+            os.environ["LIVING_MEMORY_EMBEDDER"] = "hashing"
+        reference = _in_process(db, root, inputs, a.calls)
     m = machine()
     payload = {
         "size": a.size,
@@ -194,6 +241,7 @@ def main(argv: list[str] | None = None) -> None:
         "load_avg_after": m["load_avg"],
         "store_build": record,
         "results": res,
+        "in_process": reference,
     }
     path = write_result(a.name, payload)
     print(machine_line(m))
@@ -205,12 +253,15 @@ def main(argv: list[str] | None = None) -> None:
             res[t]["cold_ms"],
             res[t]["p50_ms"],
             res[t]["p95_ms"],
+            reference[t]["p50_ms"],
+            reference[t]["p95_ms"],
             res[t]["max_tokens"],
             res[t]["budget"],
         ]
         for t in TOOLS
     ]
-    print(table(["tool", "cold ms", "p50 ms", "p95 ms", "max tokens", "budget"], rows))
+    headers = ["tool", "cold ms", "p50 ms", "p95 ms", "in-process p50", "in-process p95"]
+    print(table([*headers, "max tokens", "budget"], rows))
     print(f"written to {path}")
 
 

@@ -258,7 +258,7 @@ async def test_what_agents_search_counts_as_retrieved(project: Path, data: Path)
         m = store.get(mid)
         log = store.usage.log(mid)
     assert m.retrieval_count == 1
-    assert [kind for _, kind, _ in log] == ["retrieval"]
+    assert [(kind, context) for _, kind, context in log] == [("retrieval", "mcp search")]
 
 
 async def test_streamable_http_on_request_serves_the_same_tools(project: Path, data: Path) -> None:
@@ -304,3 +304,20 @@ async def test_streamable_http_on_request_serves_the_same_tools(project: Path, d
     assert names == TOOLS
     assert made["created"] is True
     assert out == b""  # stdout carries nothing but the protocol (none over HTTP)
+
+
+async def test_a_new_project_is_learned_on_start_and_commits_are_cited_by_sha(
+    tmp_path: Path, data: Path
+) -> None:
+    import asyncio
+
+    repo = make_git_repo(tmp_path)
+    async with mcp_session(repo.root, data, ingest=True) as s:
+        for _ in range(200):
+            found = await call(s, "search", query="API answers health for the load balancer")
+            commits = [i for i in found["items"] if i["source"] == "git"]
+            if commits:
+                break
+            await asyncio.sleep(0.1)
+    assert commits, "the git history was not learned"
+    assert commits[0]["provenance"] == f"commit: {repo.shas['api'][:10]}"

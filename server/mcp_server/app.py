@@ -65,18 +65,19 @@ class Backend:
         loop = asyncio.get_running_loop()
         return await loop.run_in_executor(self.worker, lambda: fn(self.open()))
 
-    def prepare(self) -> None:
-        """First ingestion of a project the store has never met, then vectors and levels."""
+    def prepare(self, ingest: bool = True) -> None:
+        """First ingestion of a project the store has never met (``ingest``), then vectors
+        and the disclosure levels the store lacks (else computed on every request)."""
         from predictive.compress import backfill_levels
         from predictive.ingest import first_run
 
         try:
             store = self.open()
-            summary = first_run(store, self.root)
+            summary = first_run(store, self.root) if ingest else None
             if summary is not None:
                 log.info("first ingestion of %s: %d memories", self.root, summary["added"])
-            if store.pending_embeddings():
-                store.embed_pending()
+            if store.embeddings.pending():
+                store.embeddings.embed_pending()
             backfill_levels(store)
         except Exception:
             log.warning("preparing the memory of %s failed", self.root, exc_info=True)
@@ -101,11 +102,12 @@ def build_server(backend: Backend) -> MCPServer:
     return app
 
 
-def serve(backend: Backend, *, http_port: int | None = None, prepare: bool = True) -> int:
+def serve(backend: Backend, *, http_port: int | None = None, ingest: bool = True) -> int:
     """Run until the client closes stdin (or, with ``http_port``, until interrupted)."""
     app = build_server(backend)
-    if prepare:
-        threading.Thread(target=backend.prepare, name="lm-mcp-prepare", daemon=True).start()
+    threading.Thread(
+        target=backend.prepare, args=(ingest,), name="lm-mcp-prepare", daemon=True
+    ).start()
     try:
         if http_port is None:
             app.run("stdio")

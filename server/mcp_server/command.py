@@ -16,7 +16,9 @@ def add_parser(sub: Any) -> None:
     p = sub.add_parser(
         "mcp", help="run the MCP server for agents (stdio; --http PORT for streamable HTTP)"
     )
-    p.add_argument("--root", type=Path, help="the project folder (default: the git root here)")
+    p.add_argument(
+        "--root", type=Path, metavar="DIR", help="the project folder (default: the git root here)"
+    )
     p.add_argument(
         "--http", type=int, metavar="PORT", help="serve streamable HTTP on 127.0.0.1:PORT"
     )
@@ -34,7 +36,9 @@ def add_parser(sub: Any) -> None:
         choices=["project", "user"],
         help="project (default; codex: user) writes the project's file, user the client's own",
     )
-    i.add_argument("--root", type=Path, dest="install_root", help="the project folder")
+    i.add_argument(
+        "--root", type=Path, dest="install_root", metavar="DIR", help="the project folder"
+    )
     i.add_argument("--dry-run", action="store_true", help="print the change; write nothing")
     p.set_defaults(run=run)
 
@@ -65,7 +69,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"error: --http: not a port: {args.http}", file=sys.stderr)
         return 2
     backend = Backend(root=root, db_path=db, model_dir=args.model_dir)
-    return serve(backend, http_port=args.http, prepare=not args.no_ingest)
+    return serve(backend, http_port=args.http, ingest=not args.no_ingest)
 
 
 def _install(args: argparse.Namespace) -> int:

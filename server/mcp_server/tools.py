@@ -221,13 +221,14 @@ def register(app: MCPServer, backend: Backend) -> None:
                 args = ContextArgs(path=rel, branch=branch, activity=activity, budget=total)
                 ctx = ops.context_for_file(store, args, root, engine)
                 mems = _memories(store, ctx.memory_ids)
-                items = [
-                    _cite(
-                        {"id": i.memory_id, "tier": i.tier.value, "level": i.level},
-                        mems.get(i.memory_id),
-                    )
+                items = [  # the markdown names kind and source; these add where it is from
+                    {
+                        "id": i.memory_id,
+                        "tier": i.tier.value,
+                        "provenance": citation(mems[i.memory_id])["provenance"],
+                    }
                     for i in ctx.items
-                    if i.memory_id is not None
+                    if i.memory_id is not None and i.memory_id in mems
                 ]
                 return to_wire(
                     {
@@ -240,14 +241,9 @@ def register(app: MCPServer, backend: Backend) -> None:
                     }
                 )
 
-            from predictive.fit import tokens_of
-            from predictive.tokens import count_tokens
-
-            out = payload(max(200, budget * 3 // 4))
-            frame = tokens_of(out) - count_tokens(out["markdown"])
-            room = budget - frame - 16
-            if tokens_of(out) > budget and room >= 200:
-                out = payload(room)
+            # One assembly (the engine's cache then answers a repeat); citations past the
+            # budget are dropped from the end, the markdown is cut only if it alone is too big.
+            out = payload(max(200, budget * 2 // 3))
             return fit_items(out, budget, texts=("markdown",))
 
         return _result(await _call(backend, work))
