@@ -39,9 +39,9 @@ def context_for_file(
             diagnostics = diagnostics_from_json(a.diagnostics, rel)
         except ValueError as e:
             raise ArgumentError("diagnostics", str(e)) from None
-    if store.embeddings.pending():
-        store.embeddings.embed_pending()
-    if engine is None:
+    if engine is None:  # a long-lived engine's owner embeds and fills levels in the background
+        if store.embeddings.pending():
+            store.embeddings.embed_pending()
         backfill_levels(store)
         engine = ContextEngine(store, root=root)
     return engine.assemble(
