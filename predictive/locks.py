@@ -10,7 +10,7 @@ from typing import Any
 
 from predictive.tokens import truncate_to_tokens
 from storage import InvalidInput, MemoryStore
-from storage.locks import LockedContext, LockStore, LockSummary
+from storage.locks import LockedContext, LockSummary
 
 PREVIEW_TOKENS = 120
 _RULE = re.compile(r"\b(MUST|ALWAYS|NEVER|REQUIRED|CRITICAL|WARNING|DO NOT|DON'T)\b", re.I)
@@ -55,7 +55,7 @@ def lock_context(
         if not memory_ids:
             raise InvalidInput("give the content to lock, or the ids of memories to lock")
         content = _content_of(store, memory_ids)
-    return LockStore(store).lock(
+    return store.locks.lock(
         name,
         content,
         preview=preview_of(content),
@@ -72,7 +72,7 @@ def get_locked_context(
     """A version of a locked context at ``preview`` or ``full`` level, with its history."""
     if level not in ("preview", "full"):
         raise InvalidInput("level must be 'preview' or 'full'")
-    locks = LockStore(store)
+    locks = store.locks
     lock = locks.get(name, version)
     out = lock.to_dict()
     if level == "preview":
@@ -86,4 +86,4 @@ def list_locked_contexts(
     store: MemoryStore, tag: str | None = None, limit: int = 100
 ) -> list[LockSummary]:
     """Every locked context's newest version, most recently locked first."""
-    return LockStore(store).list(tag=tag, limit=limit)
+    return store.locks.list(tag=tag, limit=limit)

@@ -1,7 +1,8 @@
 """The memory store: memories over SQLite, kept in step with FTS and the vector index.
 
 Each concern has its own part, reached from the store: ``store.graph``, ``store.contradictions``,
-``store.usage``, ``store.categories``, ``store.levels``, ``store.embeddings``, ``store.cursors``.
+``store.usage``, ``store.categories``, ``store.levels``, ``store.embeddings``, ``store.cursors``,
+``store.locks``.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from storage.embeddings import Embedder
 from storage.errors import InvalidInput, NotFound
 from storage.graph import Graph
 from storage.levels import Levels
+from storage.locks import LockStore
 from storage.memory_vectors import Embeddings
 from storage.models import Anchor, AnchorType, Artifact, Kind, Memory, NewMemory, Scope
 from storage.redact import redact
@@ -235,6 +237,7 @@ class MemoryStore:
         self.levels = Levels(self)
         self.embeddings = Embeddings(self)
         self.cursors = Cursors(self)
+        self.locks = LockStore(self)
         self.conn  # open now so that errors surface at construction  # noqa: B018
 
     # ---- plumbing --------------------------------------------------------------------------
