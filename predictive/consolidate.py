@@ -22,7 +22,9 @@ from typing import Any
 
 import numpy as np
 
+from predictive.categories import refresh_categories
 from predictive.compress import backfill_levels
+from predictive.llm import client_for
 from predictive.scoring import decay_score, refresh_decay_scores
 from storage.models import EdgeType
 from storage.repository import MemoryStore
@@ -108,6 +110,8 @@ def run(
         contradictions += 1
         if not dry:
             store.add_contradiction(a, b, reason=f"different values for {key}", confidence=0.8)
+    # categories: areas re-derived, changed ones summarised again (predictive.categories)
+    categories = refresh_categories(store, llm=None if dry else client_for(store), dry_run=dry)
     step(4, "done")
     return {
         "dryRun": dry,
@@ -116,5 +120,6 @@ def run(
         "similarLinked": similar,
         "contradictionsOpened": contradictions,
         "skipped": skipped,
+        "categories": categories,
         "seconds": round(time.perf_counter() - started, 3),
     }
