@@ -25,6 +25,7 @@ import numpy as np
 from predictive.categories import refresh_categories
 from predictive.compress import backfill_levels
 from predictive.llm import client_for
+from predictive.llm_compress import llm_compressor
 from predictive.scoring import decay_score, refresh_decay_scores
 from storage.models import EdgeType
 from storage.repository import MemoryStore
@@ -63,6 +64,7 @@ def run(
     """Consolidate ``store``; answer what was (or, dry, would be) done."""
     dry = bool((options or {}).get("dry_run") or (options or {}).get("dryRun"))
     started = time.perf_counter()
+    llm = None if dry else client_for(store)  # None unless the user configured an LLM
 
     def step(n: int, message: str) -> None:
         if progress is not None:
@@ -75,7 +77,7 @@ def run(
             levels += len(page)
             last = page[-1].id
     else:
-        levels = backfill_levels(store)
+        levels = backfill_levels(store, llm_compressor(llm))
 
     step(1, "decay")
     if dry:
@@ -111,7 +113,7 @@ def run(
         if not dry:
             store.add_contradiction(a, b, reason=f"different values for {key}", confidence=0.8)
     # categories: areas re-derived, changed ones summarised again (predictive.categories)
-    categories = refresh_categories(store, llm=None if dry else client_for(store), dry_run=dry)
+    categories = refresh_categories(store, llm=llm, dry_run=dry)
     step(4, "done")
     return {
         "dryRun": dry,

@@ -31,6 +31,7 @@ from predictive.extract import (
     from_rule_file,
 )
 from predictive.llm import client_for
+from predictive.llm_extract import extract_with
 from predictive.mentions import FileIndex
 from predictive.mentions import count as count_mentions
 from storage.errors import InvalidInput, StoreError
@@ -205,6 +206,7 @@ class _Run:
         self.done = 0
         self.cancelled: BaseException | None = None
         self._files: FileIndex | None = None
+        self.llm = None if opts.dry_run else client_for(store)  # None unless configured
 
     def progress(self, message: str, total: int = 0) -> None:
         self.report(self.done, max(total, self.done, 1), message)
@@ -482,6 +484,7 @@ class _Run:
                 report.unchanged += 1
                 continue
             extraction = extract_conversation(conv)
+            extract_with(self.llm, conv, extraction)  # a configured LLM's validated items
             if self.opts.dry_run:
                 report.sessions += 1
                 report.messages += len(conv.messages)
@@ -552,7 +555,7 @@ def run(
     categories = None
     if added and not opts.dry_run:  # new memories join their areas (predictive.categories)
         try:
-            categories = refresh_categories(store, llm=client_for(store))
+            categories = refresh_categories(store, llm=job.llm)
         except Exception:
             log.warning("refreshing categories after ingest failed", exc_info=True)
     elapsed = time.perf_counter() - started

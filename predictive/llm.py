@@ -338,6 +338,11 @@ class LlmClient:
         with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="lm-llm") as pool:
             return list(pool.map(fn, items))
 
+    def discard(self, purpose: str, why: str) -> None:
+        """Count and log a part of a valid answer the caller could not use."""
+        self._count("invalid", why[:40])
+        log.info("LLM %s item discarded: %s", purpose, why[:200])
+
     def stats(self) -> dict[str, Any]:
         with self._lock:
             out = self.counters.to_dict()
