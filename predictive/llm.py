@@ -24,7 +24,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
-from predictive.llm_config import LlmConfig, ModelSettings
+from predictive.llm_config import LlmConfig, ModelSettings, configured
 from predictive.tokens import count_tokens
 from storage.redact import redact, redact_value
 
@@ -525,21 +525,6 @@ def _describe_error(e: Exception) -> str:
 
 
 # ---- the configured model of this process --------------------------------------------------
-
-_CONFIG = LlmConfig()
-_CONFIG_LOCK = threading.Lock()
-
-
-def configure(config: LlmConfig) -> None:
-    """Make ``config`` the process's LLM (the server on settings, the CLI at start)."""
-    global _CONFIG
-    with _CONFIG_LOCK:
-        _CONFIG = config
-
-
-def configured() -> LlmConfig:
-    with _CONFIG_LOCK:
-        return _CONFIG
 
 
 def client_for(store: Any | None = None, config: LlmConfig | None = None) -> LlmClient | None:

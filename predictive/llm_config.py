@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import threading
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -249,3 +250,19 @@ def config_from_env(
             raw[key] = value
     config, more = load_config(raw, "llm")
     return config, problems + more
+
+
+_CONFIG = LlmConfig()
+_CONFIG_LOCK = threading.Lock()
+
+
+def configure(config: LlmConfig) -> None:
+    """Make ``config`` the process's LLM (the server on settings, the CLI at start)."""
+    global _CONFIG
+    with _CONFIG_LOCK:
+        _CONFIG = config
+
+
+def configured() -> LlmConfig:
+    with _CONFIG_LOCK:
+        return _CONFIG

@@ -17,6 +17,7 @@ from typing import Any, NoReturn
 
 import apsw
 
+from predictive import llm_config
 from predictive.signals import Activity
 from storage import (
     Anchor,
@@ -866,6 +867,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         stream=sys.stderr,
         format="%(levelname)s %(name)s: %(message)s",
     )
+    llm, problems = llm_config.config_from_env()  # LIVING_MEMORY_LLM_* (README: optional LLM)
+    for problem in problems:
+        print(f"warning: {problem}", file=sys.stderr)
+    llm_config.configure(llm)
     store: MemoryStore | None = None
     try:
         store = open_store(args.db, args.model_dir)

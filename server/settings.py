@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from predictive.llm_config import LlmConfig
 from server.convert import ConversionError, Invalid, camel, structure
 
 SECTION = "livingMemory"
@@ -66,6 +67,8 @@ class Settings:
     change_debounce_ms: int = 400
     git_poll_seconds: float = 3.0
     embed_batch_size: int = 64
+    # An OpenAI-compatible chat endpoint (predictive.llm_config); nothing is called without it.
+    llm: LlmConfig = field(default_factory=LlmConfig)
 
     def __post_init__(self) -> None:
         if not MIN_BUDGET <= self.budget <= MAX_BUDGET:

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from predictive import llm
+from predictive import llm_config
 from predictive.llm import LlmClient, client_for, parse_json_answer, quoted, schema_problems
 from predictive.llm_config import LlmConfig, ModelSettings, config_from_env, load_config
 from storage import MemoryStore
@@ -66,7 +66,7 @@ def test_secrets_are_redacted_before_they_are_sent(fake: FakeLlm) -> None:
 
 
 def test_nothing_is_called_when_no_model_is_configured(fake: FakeLlm) -> None:
-    llm.configure(LlmConfig())
+    llm_config.configure(LlmConfig())
     assert client_for(None) is None
     assert client_for(None, LlmConfig(url=fake.url)) is None  # a URL without a model is not enough
     with pytest.raises(ValueError):

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from predictive import consolidate, ingest, llm
+from predictive import consolidate, ingest, llm_config
 from predictive.compress import DeterministicCompressor
 from predictive.conversations import extract
 from predictive.llm import LlmClient
@@ -49,7 +49,7 @@ def fake() -> Iterator[FakeLlm]:
     f = FakeLlm()
     yield f
     f.close()
-    llm.configure(LlmConfig())
+    llm_config.configure(LlmConfig())
 
 
 def client(fake: FakeLlm, conn: object | None = None, **kw: object) -> LlmClient:
@@ -116,12 +116,12 @@ def test_ingest_uses_the_configured_llm_and_stores_only_valid_items(
         "message": 1,
     }
     fake.replies = [items(new, dict(new, quote="words nobody wrote", text="Made up item."))]
-    llm.configure(LlmConfig(url=fake.url, model="test-model", uses=("extraction",)))
+    llm_config.configure(LlmConfig(url=fake.url, model="test-model", uses=("extraction",)))
     ingest.run(store, root=tmp_path, options={"sources": ["chats"]}, conversations=[conversation()])
     texts = [m.text for m in store.list(limit=100)]
     assert new["text"] in texts and "Made up item." not in texts
     assert len(fake.requests) == 1
-    llm.configure(LlmConfig())
+    llm_config.configure(LlmConfig())
     ingest.run(store, root=tmp_path, options={"sources": ["chats"]}, conversations=[conversation()])
     assert len(fake.requests) == 1  # not configured: never called
 
@@ -248,10 +248,10 @@ def test_llm_summaries_are_used_only_when_faithful(fake: FakeLlm, store: MemoryS
 
 def test_consolidation_without_an_llm_calls_nothing(fake: FakeLlm, store: MemoryStore) -> None:
     store.add(NewMemory(text="A long note. " * 80))
-    llm.configure(LlmConfig())
+    llm_config.configure(LlmConfig())
     report = consolidate.run(store)
     assert report["levelsFilled"] == 1 and fake.requests == []
-    llm.configure(LlmConfig(url=fake.url, model="test-model", uses=("summaries",)))
+    llm_config.configure(LlmConfig(url=fake.url, model="test-model", uses=("summaries",)))
     fake.replies = ['{"summary": "A long note."}']
     store.add(NewMemory(text="Another long note. " * 80))
     consolidate.run(store)

@@ -27,6 +27,7 @@ export const SERVER_SETTING_KEYS = [
   'changeDebounceMs',
   'gitPollSeconds',
   'embedBatchSize',
+  'llm',
 ] as const;
 
 /** Keys only the extension reads (how to launch and install the server). */
@@ -60,6 +61,8 @@ export interface ServerSettings {
   changeDebounceMs: number;
   gitPollSeconds: number;
   embedBatchSize: number;
+  /** The optional OpenAI-compatible endpoint (server: predictive/llm_config.py). */
+  llm: Record<string, unknown>;
 }
 
 const SERVER_KEYS: ReadonlySet<string> = new Set(SERVER_SETTING_KEYS);

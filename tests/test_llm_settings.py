@@ -1,0 +1,68 @@
+"""How the user configures the optional LLM: the editor's ``livingMemory.llm`` settings and the
+CLI's ``LIVING_MEMORY_LLM_*`` environment, with the key only ever read from its variable."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from server.settings import load
+from tests.llm_server import FakeLlm
+from tests.test_cli import ok
+
+
+def test_editor_settings_carry_a_typed_llm_section() -> None:
+    s, problems = load(
+        {
+            "llm": {
+                "url": "http://localhost:11434/v1",
+                "model": "qwen2.5-coder:7b",
+                "apiKeyEnv": "MY_KEY",
+                "maxCostPerDay": 0.5,
+                "models": {"qwen": {"maxOutputTokens": 300}},
+                "whatever": 1,
+            }
+        }
+    )
+    assert problems == []
+    assert s.llm.enabled and s.llm.api_key_env == "MY_KEY" and s.llm.max_cost_per_day == 0.5
+    assert s.llm.model_settings().max_output_tokens == 300
+    assert not load({})[0].llm.enabled
+
+
+def test_a_bad_llm_setting_is_reported_and_nothing_is_called() -> None:
+    s, problems = load({"llm": {"url": "localhost:11434", "model": "m"}, "budget": 4000})
+    assert not s.llm.enabled and s.budget == 4000
+    assert len(problems) == 1 and "llm" in problems[0]
+
+
+@pytest.fixture
+def fake() -> Iterator[FakeLlm]:
+    f = FakeLlm(replies=['{"summary": "Note about the cache and its rebuild."}'])
+    yield f
+    f.close()
+
+
+def test_the_cli_uses_the_llm_of_its_environment(
+    fake: FakeLlm, env: dict[str, str], tmp_path: Path
+) -> None:
+    long_note = "Note about the cache and its rebuild after an upgrade of the index. " * 20
+    ok(["remember", long_note], env)
+    ok(["consolidate"], env)
+    assert fake.requests == []  # not configured: nothing is sent
+    env = dict(env)
+    env["LIVING_MEMORY_LLM_URL"] = fake.url
+    env["LIVING_MEMORY_LLM_MODEL"] = "test-model"
+    env["LIVING_MEMORY_LLM_API_KEY_ENV"] = "LM_TEST_SECRET"
+    env["LM_TEST_SECRET"] = "sk-live-0123456789abcdefghijklmnop"
+    ok(["remember", long_note.replace("Note", "Second note")], env)
+    out = ok(["consolidate", "--json"], env)
+    assert len(fake.requests) == 1
+    assert fake.headers[0]["Authorization"] == "Bearer sk-live-0123456789abcdefghijklmnop"
+    assert "sk-live" not in out
+    db = Path(env["LIVING_MEMORY_DB"]).read_bytes()
+    assert b"sk-live" not in db
+    json.loads(out)
