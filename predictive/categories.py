@@ -89,18 +89,27 @@ def _area(parts: tuple[str, ...]) -> str:
 
 def derive(anchor_rows: Iterable[tuple[int, str, str]]) -> Derivation:
     """The categories that ``(memory id, anchor type, value)`` rows call for."""
-    files: dict[int, Counter[tuple[str, ...]]] = {}
+    files: dict[int, dict[tuple[str, ...], int]] = {}
     modules: dict[int, list[str]] = {}
     tags: dict[str, set[int]] = {}
+    dirs_of: dict[str, tuple[str, ...]] = {}
+    topic_tag: dict[str, bool] = {}
     for mid, kind, value in anchor_rows:
         if kind == "file":
-            d = _dir_of(value)[:MAX_DEPTH]
+            d = dirs_of.get(value)
+            if d is None:
+                d = dirs_of[value] = _dir_of(value)[:MAX_DEPTH]
             if d:
-                files.setdefault(mid, Counter())[d] += 1
+                mine = files.setdefault(mid, {})
+                mine[d] = mine.get(d, 0) + 1
         elif kind == "module":
             modules.setdefault(mid, []).append(value)
-        elif kind == "tag" and is_topic_tag(value):
-            tags.setdefault(value, set()).add(mid)
+        elif kind == "tag":
+            ok = topic_tag.get(value)
+            if ok is None:
+                ok = topic_tag[value] = is_topic_tag(value)
+            if ok:
+                tags.setdefault(value, set()).add(mid)
 
     # Every directory prefix, with the memories under it.
     under: dict[tuple[str, ...], set[int]] = {}
@@ -137,11 +146,15 @@ def derive(anchor_rows: Iterable[tuple[int, str, str]]) -> Derivation:
 
     own: dict[tuple[str, ...], set[int]] = {d: set() for d in kept}
     for mid, dirs in files.items():
-        weight: Counter[tuple[str, ...]] = Counter()
+        weight: dict[tuple[str, ...], int] = {}
         for d, n in dirs.items():
             area = deepest(d)
             if area is not None:
-                weight[area] += n
+                weight[area] = weight.get(area, 0) + n
+        if len(weight) <= 1:
+            for a in weight:
+                own[a].add(mid)
+            continue
         for a in sorted(weight, key=lambda a: (-weight[a], -len(under[a]), a))[:MAX_AREAS]:
             own[a].add(mid)
     for mid, mods in modules.items():
@@ -335,6 +348,15 @@ def refresh_categories(
     whose members changed since their last summary. Answers what it did (or would do)."""
     started = time.perf_counter()
     conn = store.conn
+    generation = store.generation()
+    if not dry_run and store.ingest_state("categories").get("generation") == str(generation):
+        return {
+            "dryRun": False,
+            "unchanged": True,
+            "summarised": 0,
+            "llmSummaries": 0,
+            "seconds": round(time.perf_counter() - started, 3),
+        }
     derivation = derive(cs.current_anchors(conn))
     existing = {r.name: r for r in cs.rows(conn)}
     if dry_run:
@@ -408,6 +430,14 @@ def refresh_categories(
                 summaries[cid] = ("\n".join(lines), summaries[cid][1])
                 llm_used += 1
     written = cs.set_summaries(conn, summaries)
+    # Nothing changed since this generation (unless someone else wrote meanwhile).
+    ours = int(any((report.created, report.deleted, report.added, report.removed))) + int(
+        written > 0
+    )
+    after = store.generation()
+    store.set_ingest_state(
+        "categories", {"generation": str(after if after == generation + ours else generation)}
+    )
     sizes = sorted((len(s) for s in own.values()), reverse=True)
     return {
         "dryRun": False,
