@@ -39,14 +39,18 @@ def to_conversation(item: dict[str, Any]) -> Any:
     )
 
 
-def evaluate(items: list[dict[str, Any]]) -> dict[str, Any]:
-    """Per conversation: what was extracted, what matched; overall precision and recall."""
+def evaluate(items: list[dict[str, Any]], client: Any = None) -> dict[str, Any]:
+    """Per conversation: what was extracted, what matched; overall precision and recall.
+    ``client``: a configured LLM whose validated proposals are merged in (as ingestion does)."""
     from predictive.conversations import extract
+    from predictive.llm_extract import extract_with
 
     rows = []
     extracted = correct = expected = found = dropped = 0
     for item in items:
-        result = extract(to_conversation(item))
+        conv = to_conversation(item)
+        result = extract(conv)
+        extract_with(client, conv, result)
         dropped += len(result.dropped)
         want = item["expect"]
         hit = [False] * len(want)
