@@ -88,7 +88,7 @@ def main() -> None:
             max_tokens_per_day=10_000_000,
         )
         for name in ("with_fake", "with_fake_cached"):
-            client = LlmClient(config, conn=store.conn)
+            client = LlmClient(config, store=store)
             before = _Handler.calls
             t0 = time.perf_counter()
             res = {k: v for k, v in evaluate(items, client).items() if k != "rows"}

@@ -219,31 +219,45 @@ def _today() -> str:
 class Usage:
     """The day's tokens and cost per model: in the project's store when there is one."""
 
-    def __init__(self, conn: Any | None, shared: _Shared, model: str) -> None:
-        self.conn = conn
+    def __init__(self, store: Any | None, shared: _Shared, model: str) -> None:
+        self.store = store
         self.shared = shared
         self.model = model
 
     def today(self) -> tuple[int, float]:
         day = _today()
-        if self.conn is None:
+        if self.store is None:
             with self.shared.lock:
                 return self.shared.day_usage.get(day, (0, 0.0))
-        row = self.conn.execute(
-            "SELECT prompt_tokens + completion_tokens, cost FROM llm_usage "
-            "WHERE day = ? AND model = ?",
-            (day, self.model),
-        ).fetchone()
+        try:
+            row = self.store.conn.execute(
+                "SELECT prompt_tokens + completion_tokens, cost FROM llm_usage "
+                "WHERE day = ? AND model = ?",
+                (day, self.model),
+            ).fetchone()
+        except Exception:
+            log.warning("could not read LLM usage from the store", exc_info=True)
+            with self.shared.lock:
+                return self.shared.day_usage.get(day, (0, 0.0))
         return (int(row[0]), float(row[1])) if row else (0, 0.0)
 
     def add(self, prompt: int, completion: int, cost: float) -> None:
         day = _today()
-        if self.conn is None:
+        if self.store is None:
             with self.shared.lock:
                 tokens, spent = self.shared.day_usage.get(day, (0, 0.0))
                 self.shared.day_usage[day] = (tokens + prompt + completion, spent + cost)
             return
-        self.conn.execute(
+        try:
+            self._write(day, prompt, completion, cost)
+        except Exception:  # counted in memory for this process instead
+            log.warning("could not record LLM usage in the store", exc_info=True)
+            with self.shared.lock:
+                tokens, spent = self.shared.day_usage.get(day, (0, 0.0))
+                self.shared.day_usage[day] = (tokens + prompt + completion, spent + cost)
+
+    def _write(self, day: str, prompt: int, completion: int, cost: float) -> None:
+        self.store.conn.execute(
             "INSERT INTO llm_usage(day, model, calls, prompt_tokens, completion_tokens, cost) "
             "VALUES (?, ?, 1, ?, ?, ?) ON CONFLICT(day, model) DO UPDATE SET "
             "calls = calls + 1, prompt_tokens = prompt_tokens + excluded.prompt_tokens, "
@@ -259,7 +273,7 @@ class Usage:
 class LlmClient:
     """Calls one configured model; one instance is one *run* (its call and token budgets).
 
-    ``conn`` (an APSW connection of the project's store, schema ≥ the llm tables) keeps the
+    ``store`` (the project's :class:`~storage.MemoryStore`: a connection per thread) keeps the
     cache and the day's usage; without it both live in memory for the process.
     """
 
@@ -267,16 +281,16 @@ class LlmClient:
         self,
         config: LlmConfig,
         *,
-        conn: Any | None = None,
+        store: Any | None = None,
         opener: Callable[..., Any] | None = None,
     ) -> None:
         if not config.enabled:
             raise ValueError("the LLM is not configured (url and model are needed)")
         self.config = config
         self.settings: ModelSettings = config.model_settings()
-        self.conn = conn
+        self.store = store
         self.shared = _shared(config)
-        self.usage = Usage(conn, self.shared, config.model)
+        self.usage = Usage(store, self.shared, config.model)
         self.counters = Counters()
         self._lock = threading.Lock()
         self._run_tokens = 0
@@ -368,22 +382,31 @@ class LlmClient:
     def _cached(self, key: str) -> str | None:
         if not self.config.cache:
             return None
-        if self.conn is None:
+        if self.store is None:
             return self._memory_cache.get(key)
-        row = self.conn.execute("SELECT answer FROM llm_cache WHERE key = ?", (key,)).fetchone()
+        try:
+            row = self.store.conn.execute(
+                "SELECT answer FROM llm_cache WHERE key = ?", (key,)
+            ).fetchone()
+        except Exception:  # the cache is only a cache
+            log.warning("LLM cache unreadable", exc_info=True)
+            return None
         return row[0] if row else None
 
     def _remember(self, key: str, purpose: str, answer: str) -> None:
         if not self.config.cache:
             return
-        if self.conn is None:
+        if self.store is None:
             self._memory_cache[key] = answer
             return
-        self.conn.execute(
-            "INSERT OR REPLACE INTO llm_cache(key, model, purpose, answer, created_at) "
-            "VALUES (?, ?, ?, ?, ?)",
-            (key, self.config.model, purpose, answer, time.time()),
-        )
+        try:
+            self.store.conn.execute(
+                "INSERT OR REPLACE INTO llm_cache(key, model, purpose, answer, created_at) "
+                "VALUES (?, ?, ?, ?, ?)",
+                (key, self.config.model, purpose, answer, time.time()),
+            )
+        except Exception:
+            log.warning("could not cache an LLM answer", exc_info=True)
 
     def _cost(self, prompt: int, completion: int) -> float:
         s = self.settings
@@ -533,8 +556,7 @@ def client_for(store: Any | None = None, config: LlmConfig | None = None) -> Llm
     config = config or configured()
     if not config.enabled:
         return None
-    conn = getattr(store, "conn", None) if store is not None else None
-    return LlmClient(config, conn=conn)
+    return LlmClient(config, store=store)
 
 
 def quoted(quote: str, source: str) -> bool:

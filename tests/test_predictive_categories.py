@@ -240,7 +240,7 @@ def fake() -> Iterator[FakeLlm]:
 
 
 def _client(fake: FakeLlm, store: MemoryStore) -> LlmClient:
-    return LlmClient(LlmConfig(url=fake.url, model="test-model"), conn=store.conn)
+    return LlmClient(LlmConfig(url=fake.url, model="test-model"), store=store)
 
 
 def test_a_valid_llm_summary_line_replaces_the_key_items(

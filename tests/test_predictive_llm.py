@@ -49,7 +49,7 @@ def test_the_api_key_comes_from_the_named_variable_and_only_goes_in_the_header(
     fake: FakeLlm, monkeypatch: pytest.MonkeyPatch, store: MemoryStore
 ) -> None:
     monkeypatch.setenv("LM_TEST_KEY", "sk-test-abcdefghijklmnopqrstuvwxyz123456")
-    client = LlmClient(config(fake, api_key_env="LM_TEST_KEY"), conn=store.conn)
+    client = LlmClient(config(fake, api_key_env="LM_TEST_KEY"), store=store)
     client.ask_json("judge", "s", "u", SCHEMA)
     assert fake.headers[0]["Authorization"] == "Bearer sk-test-abcdefghijklmnopqrstuvwxyz123456"
     dump = "\n".join(str(r) for r in store.conn.execute("SELECT * FROM llm_cache"))
@@ -95,7 +95,7 @@ def test_bad_answers_fall_back_and_are_counted_not_stored(
     fake: FakeLlm, store: MemoryStore, reply: object, reason: str
 ) -> None:
     fake.replies = [reply]  # type: ignore[list-item]
-    client = LlmClient(config(fake), conn=store.conn)
+    client = LlmClient(config(fake), store=store)
     assert client.ask_json("judge", "s", "u", SCHEMA) is None
     stats = client.stats()
     assert stats["invalid"] + stats["failures"] == 1
@@ -148,9 +148,9 @@ def test_a_failed_trial_opens_the_breaker_again(fake: FakeLlm) -> None:
 def test_the_cache_avoids_a_second_call_and_survives_a_new_run(
     fake: FakeLlm, store: MemoryStore
 ) -> None:
-    first = LlmClient(config(fake), conn=store.conn)
+    first = LlmClient(config(fake), store=store)
     assert first.ask_json("judge", "s", "same", SCHEMA) == {"verdict": "yes"}
-    second = LlmClient(config(fake), conn=store.conn)
+    second = LlmClient(config(fake), store=store)
     assert second.ask_json("judge", "s", "same", SCHEMA) == {"verdict": "yes"}
     assert len(fake.requests) == 1 and second.stats()["cached"] == 1
     assert second.ask_json("judge", "s", "different", SCHEMA) == {"verdict": "yes"}
@@ -172,9 +172,9 @@ def test_the_day_budget_counts_across_runs_in_the_store(fake: FakeLlm, store: Me
     cfg = config(
         fake, max_tokens_per_day=1400, models={"test": ModelSettings(max_output_tokens=300)}
     )
-    assert LlmClient(cfg, conn=store.conn).ask_json("judge", "s", "a", SCHEMA) is not None
-    assert LlmClient(cfg, conn=store.conn).ask_json("judge", "s", "b", SCHEMA) is not None
-    refused = LlmClient(cfg, conn=store.conn)
+    assert LlmClient(cfg, store=store).ask_json("judge", "s", "a", SCHEMA) is not None
+    assert LlmClient(cfg, store=store).ask_json("judge", "s", "b", SCHEMA) is not None
+    refused = LlmClient(cfg, store=store)
     assert refused.ask_json("judge", "s", "c", SCHEMA) is None  # 1200 used + 300 out + prompt
     assert refused.stats()["reasons"] == {"tokens per day": 1}
     assert len(fake.requests) == 2
@@ -262,3 +262,23 @@ def test_settings_are_forgiving_and_report_bad_values(tmp_path: Path) -> None:
     bad.write_text("{nope")
     assert config_from_env({"LIVING_MEMORY_LLM_CONFIG": str(bad)})[1]
     assert not config_from_env({})[0].enabled
+
+
+def test_a_broken_cache_table_costs_the_cache_not_the_answer(
+    fake: FakeLlm, store: MemoryStore
+) -> None:
+    store.conn.execute("DROP TABLE llm_cache")
+    store.conn.execute("DROP TABLE llm_usage")
+    client = LlmClient(config(fake), store=store)
+    assert client.ask_json("judge", "s", "u", SCHEMA) == {"verdict": "yes"}
+    assert client.ask_json("judge", "s", "u", SCHEMA) == {"verdict": "yes"}
+    assert len(fake.requests) == 2  # no cache, but answers all the same
+
+
+def test_concurrent_calls_share_the_store_safely(fake: FakeLlm, store: MemoryStore) -> None:
+    fake.replies = [{"delay": 0.05, "text": '{"verdict": "no"}'}]
+    client = LlmClient(config(fake, concurrency=4), store=store)
+    out = client.map(lambda i: client.ask_json("judge", "s", f"q{i}", SCHEMA), range(12))
+    assert out == [{"verdict": "no"}] * 12
+    assert store.conn.execute("SELECT count(*) FROM llm_cache").fetchone()[0] == 12
+    assert store.conn.execute("SELECT calls FROM llm_usage").fetchone()[0] == 12

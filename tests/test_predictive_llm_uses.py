@@ -52,8 +52,8 @@ def fake() -> Iterator[FakeLlm]:
     llm_config.configure(LlmConfig())
 
 
-def client(fake: FakeLlm, conn: object | None = None, **kw: object) -> LlmClient:
-    return LlmClient(LlmConfig(url=fake.url, model="test-model", **kw), conn=conn)  # type: ignore[arg-type]
+def client(fake: FakeLlm, store: MemoryStore | None = None, **kw: object) -> LlmClient:
+    return LlmClient(LlmConfig(url=fake.url, model="test-model", **kw), store=store)  # type: ignore[arg-type]
 
 
 def items(*found: dict[str, object]) -> str:
