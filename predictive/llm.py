@@ -212,6 +212,12 @@ def _shared(config: LlmConfig) -> _Shared:
         return _SHARED[key]
 
 
+def reset() -> None:
+    """Forget every endpoint's breaker, slots and in-memory usage (a fresh process's state)."""
+    with _SHARED_LOCK:
+        _SHARED.clear()
+
+
 def _today() -> str:
     return time.strftime("%Y-%m-%d", time.gmtime())
 

@@ -9,9 +9,18 @@ from pathlib import Path
 
 import pytest
 
+from predictive import llm
 from server.settings import load
 from tests.llm_server import FakeLlm
 from tests.test_cli import ok
+
+
+@pytest.fixture(autouse=True)
+def _fresh_llm_state() -> Iterator[None]:
+    """Each test starts with closed breakers and free slots (a port may be reused)."""
+    llm.reset()
+    yield
+    llm.reset()
 
 
 def test_editor_settings_carry_a_typed_llm_section() -> None:

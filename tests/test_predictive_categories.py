@@ -8,6 +8,7 @@ from collections.abc import Callable, Iterator
 
 import pytest
 
+from predictive import llm
 from predictive.categories import (
     MIN_MEMBERS,
     area_renderings,
@@ -24,6 +25,14 @@ from storage import Anchor, AnchorType, Kind, MemoryStore
 from tests.llm_server import FakeLlm
 
 Add = Callable[..., int]
+
+
+@pytest.fixture(autouse=True)
+def _fresh_llm_state() -> Iterator[None]:
+    """Each test starts with closed breakers and free slots (a port may be reused)."""
+    llm.reset()
+    yield
+    llm.reset()
 
 
 def files(*paths: str) -> list[Anchor]:

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from predictive import llm_config
+from predictive import llm, llm_config
 from predictive.llm import LlmClient, client_for, parse_json_answer, quoted, schema_problems
 from predictive.llm_config import LlmConfig, ModelSettings, config_from_env, load_config
 from storage import MemoryStore
@@ -21,6 +21,14 @@ SCHEMA = {
     "required": ["verdict"],
     "properties": {"verdict": {"type": "string", "enum": ["yes", "no"]}},
 }
+
+
+@pytest.fixture(autouse=True)
+def _fresh_llm_state() -> Iterator[None]:
+    """Each test starts with closed breakers and free slots (a port may be reused)."""
+    llm.reset()
+    yield
+    llm.reset()
 
 
 @pytest.fixture

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from predictive import consolidate, ingest, llm_config
+from predictive import consolidate, ingest, llm, llm_config
 from predictive.compress import DeterministicCompressor
 from predictive.conversations import extract
 from predictive.llm import LlmClient
@@ -30,6 +30,14 @@ ASSISTANT = (
     "Understood. I will store cached answers in the SQLite database next to the memories, "
     "and never add a Redis dependency."
 )
+
+
+@pytest.fixture(autouse=True)
+def _fresh_llm_state() -> Iterator[None]:
+    """Each test starts with closed breakers and free slots (a port may be reused)."""
+    llm.reset()
+    yield
+    llm.reset()
 
 
 def conversation() -> Conversation:
