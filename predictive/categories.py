@@ -495,11 +495,23 @@ def category_tree(
     store: MemoryStore, *, root: str | int | None = None, depth: int | None = None
 ) -> list[CategoryNode]:
     """The categories as a forest (largest first), or the subtree of ``root`` (a name or
-    id); ``depth`` limits how many levels below the top are filled in."""
+    id); ``depth`` limits how many levels below the top are filled in. ``total`` counts the
+    distinct memories of a category and its sub-areas."""
     rows, kids = _nodes(store)
+    members = cs.members_of(store.conn, list(rows))
+    under: dict[int, set[int]] = {}
+
+    def subtree(cid: int, seen: frozenset[int] = frozenset()) -> set[int]:
+        if cid not in under:
+            out = set(members.get(cid, ()))
+            for c in kids.get(cid, ()):
+                if c not in seen:
+                    out |= subtree(c, seen | {cid})
+            under[cid] = out
+        return under[cid]
 
     def total(cid: int) -> int:
-        return rows[cid].members + sum(total(c) for c in kids.get(cid, ()))
+        return len(subtree(cid))
 
     def build(cid: int, level: int) -> CategoryNode:
         r = rows[cid]

@@ -298,3 +298,17 @@ def test_an_unfaithful_llm_summary_is_discarded(
     assert "\nKey: " in (summaries(store)["src/auth/"][0] or "")
     assert client.stats()["invalid"] >= 1
     assert store.conn.execute("SELECT count(*) FROM llm_cache").fetchone()[0] == 0
+
+
+def test_a_memory_in_two_subareas_counts_once_in_their_parent(store: MemoryStore, add: Add) -> None:
+    for i in range(3):
+        add(f"api note {i}", anchors=files(f"src/api/a{i}.py"))
+        add(f"db note {i}", anchors=files(f"src/db/d{i}.py"))
+    both = add(
+        "the api reads the db through one session", anchors=files("src/api/x.py", "src/db/y.py")
+    )
+    refresh_categories(store)
+    assert {c.name for c in category_of(store, both)} == {"src/api/", "src/db/"}
+    src = category_tree(store, root="src/")[0]
+    assert src.total == 7 and sum(c.members for c in src.children) == 8
+    assert (summaries(store)["src/"][0] or "").startswith("7 memories")
