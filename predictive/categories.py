@@ -67,12 +67,11 @@ _PLURAL = {"summary": "summaries"}
 
 @dataclass
 class Derivation:
-    """What the anchors say: the categories (name → origin, parent, description), their
-    members, and the topics (modules, tags) common among each one's members."""
+    """What the anchors say: the categories (name → origin, parent, description) and their
+    members."""
 
     wanted: dict[str, tuple[str, str | None, str]] = field(default_factory=dict)
     members: dict[str, set[int]] = field(default_factory=dict)
-    topics: dict[str, Counter[str]] = field(default_factory=dict)
 
 
 def _dir_of(path: str) -> tuple[str, ...]:
@@ -87,11 +86,17 @@ def _area(parts: tuple[str, ...]) -> str:
     return "/".join(parts) + "/"
 
 
-def derive(anchor_rows: Iterable[tuple[int, str, str]]) -> Derivation:
-    """The categories that ``(memory id, anchor type, value)`` rows call for."""
-    files: dict[int, dict[tuple[str, ...], int]] = {}
-    modules: dict[int, list[str]] = {}
-    tags: dict[str, set[int]] = {}
+@dataclass
+class _Anchors:
+    """The anchors categories are made from, per memory."""
+
+    files: dict[int, dict[tuple[str, ...], int]] = field(default_factory=dict)
+    modules: dict[int, list[str]] = field(default_factory=dict)
+    tags: dict[str, set[int]] = field(default_factory=dict)
+
+
+def _collect(anchor_rows: Iterable[tuple[int, str, str]]) -> _Anchors:
+    out = _Anchors()
     dirs_of: dict[str, tuple[str, ...]] = {}
     topic_tag: dict[str, bool] = {}
     for mid, kind, value in anchor_rows:
@@ -100,38 +105,35 @@ def derive(anchor_rows: Iterable[tuple[int, str, str]]) -> Derivation:
             if d is None:
                 d = dirs_of[value] = _dir_of(value)[:MAX_DEPTH]
             if d:
-                mine = files.setdefault(mid, {})
+                mine = out.files.setdefault(mid, {})
                 mine[d] = mine.get(d, 0) + 1
         elif kind == "module":
-            modules.setdefault(mid, []).append(value)
+            out.modules.setdefault(mid, []).append(value)
         elif kind == "tag":
             ok = topic_tag.get(value)
             if ok is None:
                 ok = topic_tag[value] = is_topic_tag(value)
             if ok:
-                tags.setdefault(value, set()).add(mid)
+                out.tags.setdefault(value, set()).add(mid)
+    return out
 
-    # Every directory prefix, with the memories under it.
-    under: dict[tuple[str, ...], set[int]] = {}
-    for mid, dirs in files.items():
-        for d in dirs:
-            for n in range(1, len(d) + 1):
-                under.setdefault(d[:n], set()).add(mid)
-    kept = {d for d, ms in under.items() if len(ms) >= MIN_MEMBERS}
-    # A directory that holds exactly what one of its subdirectories holds gives way to it.
-    for d in sorted(kept, key=len, reverse=True):
-        if len(d) > 1 and d[:-1] in kept and len(under[d[:-1]]) == len(under[d]):
-            kept.discard(d[:-1])
+
+def _place(
+    found: _Anchors, areas: set[tuple[str, ...]], size: Callable[[tuple[str, ...]], int]
+) -> dict[tuple[str, ...], set[int]]:
+    """Which of ``areas`` each memory joins: the deepest area of each of its files (at most
+    MAX_AREAS, those with most of its files, then the larger); with no files, the area
+    whose path ends like its modules'."""
 
     def deepest(d: tuple[str, ...]) -> tuple[str, ...] | None:
         for n in range(len(d), 0, -1):
-            if d[:n] in kept:
+            if d[:n] in areas:
                 return d[:n]
         return None
 
     # By the end of its path: "engines", "web/engines", … → the area (when only one has it).
     by_suffix: dict[str, set[tuple[str, ...]]] = {}
-    for d in kept:
+    for d in areas:
         for n in range(1, len(d) + 1):
             by_suffix.setdefault("/".join(d[-n:]), set()).add(d)
 
@@ -144,8 +146,8 @@ def derive(anchor_rows: Iterable[tuple[int, str, str]]) -> Derivation:
                     return next(iter(hit))
         return None
 
-    own: dict[tuple[str, ...], set[int]] = {d: set() for d in kept}
-    for mid, dirs in files.items():
+    own: dict[tuple[str, ...], set[int]] = {d: set() for d in areas}
+    for mid, dirs in found.files.items():
         weight: dict[tuple[str, ...], int] = {}
         for d, n in dirs.items():
             area = deepest(d)
@@ -155,13 +157,33 @@ def derive(anchor_rows: Iterable[tuple[int, str, str]]) -> Derivation:
             for a in weight:
                 own[a].add(mid)
             continue
-        for a in sorted(weight, key=lambda a: (-weight[a], -len(under[a]), a))[:MAX_AREAS]:
+        for a in sorted(weight, key=lambda a: (-weight[a], -size(a), a))[:MAX_AREAS]:
             own[a].add(mid)
-    for mid, mods in modules.items():
-        if mid not in files:
-            found = [a for m in mods if (a := module_area(m)) is not None]
-            for a, _ in Counter(found).most_common(MAX_AREAS):
+    for mid, mods in found.modules.items():
+        if mid not in found.files:
+            hits = [a for m in mods if (a := module_area(m)) is not None]
+            for a, _ in Counter(hits).most_common(MAX_AREAS):
                 own[a].add(mid)
+    return own
+
+
+def derive(anchor_rows: Iterable[tuple[int, str, str]]) -> Derivation:
+    """The categories that ``(memory id, anchor type, value)`` rows call for."""
+    found = _collect(anchor_rows)
+    files, tags = found.files, found.tags
+
+    # Every directory prefix, with the memories under it.
+    under: dict[tuple[str, ...], set[int]] = {}
+    for mid, dirs in files.items():
+        for d in dirs:
+            for n in range(1, len(d) + 1):
+                under.setdefault(d[:n], set()).add(mid)
+    kept = {d for d, ms in under.items() if len(ms) >= MIN_MEMBERS}
+    # A directory that holds exactly what one of its subdirectories holds gives way to it.
+    for d in sorted(kept, key=len, reverse=True):
+        if len(d) > 1 and d[:-1] in kept and len(under[d[:-1]]) == len(under[d]):
+            kept.discard(d[:-1])
+    own = _place(found, kept, lambda a: len(under[a]))
 
     # An area left with fewer than MIN_MEMBERS (its members went to other areas) gives its
     # members and sub-areas to its parent area.
@@ -195,27 +217,11 @@ def derive(anchor_rows: Iterable[tuple[int, str, str]]) -> Derivation:
         name = _area(d)
         out.wanted[name] = ("area", _area(p) if p else None, f"files under {name}")
         out.members[name] = own[d]
-        out.topics[name] = Counter()
 
     for name, ms in tags.items():
         if len(ms) >= MIN_MEMBERS and name not in out.wanted:
             out.wanted[name] = ("tag", None, f"memories tagged {name}")
             out.members[name] = set(ms)
-            out.topics[name] = Counter()
-    # What each category's members are also about: their modules and topic tags.
-    member_of: dict[int, list[str]] = {}
-    for name, ms in out.members.items():
-        for mid in ms:
-            member_of.setdefault(mid, []).append(name)
-    for mid, mods in modules.items():
-        for name in member_of.get(mid, ()):
-            for m in set(mods):
-                out.topics[name][m.rsplit(".", 1)[-1]] += 1
-    for tag, ms in tags.items():
-        for mid in ms:
-            for name in member_of.get(mid, ()):
-                if name != tag:
-                    out.topics[name][tag] += 1
     return out
 
 
@@ -337,19 +343,55 @@ def _fingerprint(ids: Iterable[tuple[int, float]], children: Sequence[str]) -> s
     return h.hexdigest()[:20]
 
 
+def _topics(conn: Any, memory_ids: Sequence[int]) -> Counter[str]:
+    """The modules (last part) and topic tags the memories share."""
+    out: Counter[str] = Counter()
+    seen: set[tuple[int, str]] = set()
+    for mid, kind, value in cs.topic_anchors(conn, memory_ids):
+        if kind == "tag" and not is_topic_tag(value):
+            continue
+        topic = value.rsplit(".", 1)[-1] if kind == "module" else value
+        if (mid, topic) not in seen:
+            seen.add((mid, topic))
+            out[topic] += 1
+    return out
+
+
+def _place_new(conn: Any, after_id: int) -> tuple[set[int], int]:
+    """Put the memories added after ``after_id`` into the categories that exist (no new
+    category is made: that is the full refresh's job). Answers the categories touched and
+    how many memberships were added."""
+    rows = cs.rows(conn)
+    areas = {tuple(r.name.rstrip("/").split("/")): r for r in rows if r.origin == "area"}
+    tags = {r.name: r for r in rows if r.origin == "tag"}
+    found = _collect(cs.current_anchors(conn, after_id))
+    own = _place(found, set(areas), lambda a: areas[a].members)
+    pairs = [(areas[a].id, m) for a, ms in own.items() for m in ms]
+    pairs += [(tags[t].id, m) for t, ms in found.tags.items() if t in tags for m in ms]
+    added = cs.add_members(conn, pairs)
+    return {c for c, _ in pairs}, added
+
+
 def refresh_categories(
     store: MemoryStore,
     *,
     llm: LlmClient | None = None,
     dry_run: bool = False,
+    full: bool = True,
     progress: Callable[[str], None] | None = None,
 ) -> dict[str, Any]:
-    """Derive the categories again, write what changed, and summarise again the categories
-    whose members changed since their last summary. Answers what it did (or would do)."""
+    """Bring the categories up to date and summarise again those whose members changed since
+    their last summary; answers what it did (or, dry, would do).
+
+    ``full``: derive every category again from every current memory (consolidation).
+    Otherwise (after ingestion) only the memories added since the last refresh join the
+    categories that exist; a store never refreshed gets a full refresh."""
     started = time.perf_counter()
     conn = store.conn
     generation = store.generation()
-    if not dry_run and store.ingest_state("categories").get("generation") == str(generation):
+    state = store.ingest_state("categories")
+    done_before = state.get("generation") == str(generation)
+    if not dry_run and done_before and (not full or state.get("full") == "1"):
         return {
             "dryRun": False,
             "unchanged": True,
@@ -357,61 +399,81 @@ def refresh_categories(
             "llmSummaries": 0,
             "seconds": round(time.perf_counter() - started, 3),
         }
-    derivation = derive(cs.current_anchors(conn))
-    existing = {r.name: r for r in cs.rows(conn)}
-    if dry_run:
-        wanted = derivation.wanted
-        derived = {n for n, r in existing.items() if r.origin in cs.DERIVED}
-        return {
-            "dryRun": True,
-            "categories": len(wanted),
-            "wouldCreate": sorted(set(wanted) - set(existing))[:50],
-            "wouldDelete": sorted(derived - set(wanted))[:50],
-            "seconds": round(time.perf_counter() - started, 3),
-        }
-    if progress:
-        progress("categories: membership")
-    report = cs.sync(conn, derivation.wanted, derivation.members)
+    last_id = cs.last_memory_id(conn)
+    after = int(state.get("lastId", "0") or 0)
+    quick = not full and not dry_run and after > 0
+    if quick:
+        if progress:
+            progress("categories: new memories")
+        touched, added = _place_new(conn, after)
+        report = cs.SyncReport(added=added)
+    else:
+        derivation = derive(cs.current_anchors(conn))
+        if dry_run:
+            existing = {r.name: r for r in cs.rows(conn)}
+            derived = {n for n, r in existing.items() if r.origin in cs.DERIVED}
+            return {
+                "dryRun": True,
+                "categories": len(derivation.wanted),
+                "wouldCreate": sorted(set(derivation.wanted) - set(existing))[:50],
+                "wouldDelete": sorted(derived - set(derivation.wanted))[:50],
+                "seconds": round(time.perf_counter() - started, 3),
+            }
+        if progress:
+            progress("categories: membership")
+        report = cs.sync(conn, derivation.wanted, derivation.members)
     rows = cs.rows(conn)
     by_id = {r.id: r for r in rows}
     children: dict[int, list[int]] = {}
     for r in rows:
         if r.parent_id is not None and r.parent_id in by_id:
             children.setdefault(r.parent_id, []).append(r.id)
-    own: dict[int, dict[int, float]] = {}
-    for cid, mid, updated, current in cs.memberships(conn):
-        if current:
-            own.setdefault(cid, {})[mid] = updated
+    # Which categories to look at: all, or those touched and the areas above them.
+    if quick:
+        targets: set[int] = set()
+        for cid in touched:
+            while cid is not None and cid in by_id and cid not in targets:
+                targets.add(cid)
+                cid = by_id[cid].parent_id
+    else:
+        targets = set(by_id)
 
-    def subtree(cid: int, seen: set[int]) -> dict[int, float]:
-        out = dict(own.get(cid, {}))
+    def below(cid: int, seen: set[int]) -> set[int]:
+        out = {cid}
         for child in children.get(cid, ()):
             if child not in seen:
                 seen.add(child)
-                out.update(subtree(child, seen))
+                out |= below(child, seen)
         return out
 
+    scope_ids = {t: below(t, {t}) for t in targets}
+    own: dict[int, dict[int, float]] = {}
+    wanted = sorted({c for ids in scope_ids.values() for c in ids}) if quick else None
+    for cid, mid, updated, current in cs.memberships(conn, wanted):
+        if current:
+            own.setdefault(cid, {})[mid] = updated
+
     stale: dict[int, tuple[dict[int, float], list[str], str]] = {}
-    for r in rows:
+    for cid in targets:
+        r = by_id[cid]
         if r.origin == "manual" and r.summary is not None and r.fingerprint is None:
             continue  # a summary the user wrote is theirs
-        scope = subtree(r.id, {r.id})
-        kids = sorted(
-            (by_id[c].name for c in children.get(r.id, ())),
-            key=lambda n: n,
-        )
+        scope: dict[int, float] = {}
+        for c in scope_ids[cid]:
+            scope.update(own.get(c, {}))
+        kids = sorted(by_id[c].name for c in children.get(cid, ()))
         fp = _fingerprint(scope.items(), kids)
         if fp != r.fingerprint:
-            stale[r.id] = (scope, kids, fp)
+            stale[cid] = (scope, kids, fp)
     if progress and stale:
         progress(f"categories: summarising {len(stale)}")
-    facts = cs.member_facts(conn, sorted({m for s, _, _ in stale.values() for m in s}))
+    facts = cs.member_facts(conn, sorted({m for sc, _, _ in stale.values() for m in sc}))
     summaries: dict[int, tuple[str, str]] = {}
     plain: dict[int, tuple[str, list[cs.MemberFacts]]] = {}
     for cid, (scope, kids, fp) in stale.items():
         name = by_id[cid].name
         mine = [facts[m] for m in scope if m in facts]
-        text = deterministic_summary(name, mine, kids, derivation.topics.get(name, Counter()))
+        text = deterministic_summary(name, mine, kids, _topics(conn, sorted(scope)))
         summaries[cid] = (text, fp)
         plain[cid] = (text, mine)
     llm_used = 0
@@ -431,16 +493,21 @@ def refresh_categories(
                 llm_used += 1
     written = cs.set_summaries(conn, summaries)
     # Nothing changed since this generation (unless someone else wrote meanwhile).
-    ours = int(any((report.created, report.deleted, report.added, report.removed))) + int(
-        written > 0
-    )
-    after = store.generation()
+    changed = any((report.created, report.deleted, report.added, report.removed))
+    ours = int(changed) + int(written > 0)
+    now = store.generation()
     store.set_ingest_state(
-        "categories", {"generation": str(after if after == generation + ours else generation)}
+        "categories",
+        {
+            "generation": str(now if now == generation + ours else generation),
+            "lastId": str(last_id),
+            "full": "0" if quick else "1",
+        },
     )
-    sizes = sorted((len(s) for s in own.values()), reverse=True)
+    sizes = sorted((len(v) for v in own.values()), reverse=True)
     return {
         "dryRun": False,
+        "full": not quick,
         "categories": len(rows),
         "created": report.created,
         "deleted": report.deleted,

@@ -555,7 +555,7 @@ def run(
     categories = None
     if added and not opts.dry_run:  # new memories join their areas (predictive.categories)
         try:
-            categories = refresh_categories(store, llm=job.llm)
+            categories = refresh_categories(store, llm=job.llm, full=False)
         except Exception:
             log.warning("refreshing categories after ingest failed", exc_info=True)
     elapsed = time.perf_counter() - started

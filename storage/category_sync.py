@@ -59,13 +59,51 @@ def _bump(conn: apsw.Connection) -> None:
     conn.execute("UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key = 'generation'")
 
 
-def current_anchors(conn: apsw.Connection) -> Iterator[tuple[int, str, str]]:
+def current_anchors(conn: apsw.Connection, after_id: int = 0) -> Iterator[tuple[int, str, str]]:
     """(memory id, anchor type, value) of every file, module and tag anchor of a memory that
-    holds now (not archived, not superseded)."""
+    holds now (not archived, not superseded), of memories after ``after_id``."""
     yield from conn.execute(
         "SELECT a.memory_id, a.type, a.value FROM anchors a JOIN memories m ON m.id = a.memory_id "
-        "WHERE m.archived = 0 AND m.superseded_by IS NULL AND a.type IN ('file','module','tag')"
+        "WHERE m.id > ? AND m.archived = 0 AND m.superseded_by IS NULL "
+        "AND a.type IN ('file','module','tag')",
+        (after_id,),
     )
+
+
+def last_memory_id(conn: apsw.Connection) -> int:
+    return int(conn.execute("SELECT coalesce(max(id), 0) FROM memories").fetchone()[0])
+
+
+def topic_anchors(
+    conn: apsw.Connection, memory_ids: Sequence[int]
+) -> Iterator[tuple[int, str, str]]:
+    """(memory id, type, value) of the module and tag anchors of ``memory_ids``."""
+    for start in range(0, len(memory_ids), 900):
+        chunk = list(memory_ids[start : start + 900])
+        marks = ",".join("?" * len(chunk))
+        yield from conn.execute(
+            "SELECT memory_id, type, value FROM anchors WHERE type IN ('module','tag') "
+            f"AND memory_id IN ({marks})",
+            chunk,
+        )
+
+
+def add_members(conn: apsw.Connection, pairs: Sequence[tuple[int, int]]) -> int:
+    """Add (category id, memory id) memberships; returns how many were new."""
+    if not pairs:
+        return 0
+    now = time.time()
+    with dbmod.immediate(conn):
+        before = conn.total_changes()
+        conn.executemany(
+            "INSERT OR IGNORE INTO category_members(category_id, memory_id, added_at) "
+            "VALUES (?, ?, ?)",
+            [(c, m, now) for c, m in pairs],
+        )
+        added = conn.total_changes() - before
+        if added:
+            _bump(conn)
+    return added
 
 
 def rows(conn: apsw.Connection) -> list[CategoryRow]:
@@ -80,13 +118,23 @@ def rows(conn: apsw.Connection) -> list[CategoryRow]:
     ]
 
 
-def memberships(conn: apsw.Connection) -> Iterator[tuple[int, int, float, int]]:
-    """(category id, memory id, memory updated_at, memory current?) of every membership."""
-    yield from conn.execute(
+def memberships(
+    conn: apsw.Connection, category_ids: Sequence[int] | None = None
+) -> Iterator[tuple[int, int, float, int]]:
+    """(category id, memory id, memory updated_at, memory current?) of every membership (of
+    ``category_ids`` when given)."""
+    sql = (
         "SELECT cm.category_id, m.id, m.updated_at, "
         "(m.archived = 0 AND m.superseded_by IS NULL) "
         "FROM category_members cm JOIN memories m ON m.id = cm.memory_id"
     )
+    if category_ids is None:
+        yield from conn.execute(sql)
+        return
+    for start in range(0, len(category_ids), 900):
+        chunk = list(category_ids[start : start + 900])
+        marks = ",".join("?" * len(chunk))
+        yield from conn.execute(sql + f" WHERE cm.category_id IN ({marks})", chunk)
 
 
 def sync(

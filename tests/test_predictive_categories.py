@@ -312,3 +312,30 @@ def test_a_memory_in_two_subareas_counts_once_in_their_parent(store: MemoryStore
     src = category_tree(store, root="src/")[0]
     assert src.total == 7 and sum(c.members for c in src.children) == 8
     assert (summaries(store)["src/"][0] or "").startswith("7 memories")
+
+
+def test_after_ingest_new_memories_join_the_categories_that_exist(
+    store: MemoryStore, add: Add, project: dict[str, int]
+) -> None:
+    refresh_categories(store)
+    before = summaries(store)
+    joined = add(
+        "Refresh tokens are single use.", kind=Kind.DECISION, anchors=files("src/auth/t.py")
+    )
+    for i in range(3):
+        add(f"cli note {i}", anchors=files(f"src/cli/c{i}.py"))
+    quick = refresh_categories(store, full=False)
+    assert quick["full"] is False and quick["created"] == 0
+    assert [c.name for c in category_of(store, joined)] == ["src/auth/"]
+    after = summaries(store)
+    assert {n for n in after if after[n] != before[n]} == {"src/auth/", "src/"}
+    assert "src/cli/" not in after  # a new area waits for the full refresh
+    full = refresh_categories(store)
+    assert full["full"] is True and "src/cli/" in summaries(store)
+
+
+def test_a_store_never_refreshed_gets_a_full_refresh(
+    store: MemoryStore, project: dict[str, int]
+) -> None:
+    report = refresh_categories(store, full=False)
+    assert report["full"] is True and "src/auth/" in summaries(store)
