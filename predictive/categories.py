@@ -236,26 +236,26 @@ def _month(t: float) -> str:
     return time.strftime("%Y-%m", time.gmtime(t))
 
 
-def salience(f: cs.MemberFacts) -> float:
-    """How much a member says about its category: kind first, then importance and use."""
-    return _KIND_WEIGHT.get(f.kind, 0.4) + f.importance + 0.05 * min(f.citations, 10)
+SALIENCE_SQL = (
+    "(CASE m.kind "
+    + " ".join(f"WHEN '{k}' THEN {w}" for k, w in _KIND_WEIGHT.items())
+    + " ELSE 0.4 END + m.importance + 0.05 * min(m.citation_count, 10))"
+)
+"""How much a member says about its category: kind first, then importance and use."""
 
 
-def stats_line(facts: Sequence[cs.MemberFacts]) -> str:
+def stats_line(stats: cs.ScopeStats) -> str:
     """ "12 memories (5 decisions, 7 episodes), 2024-03 – 2025-01"."""
-    if not facts:
+    if not stats.count or stats.first is None or stats.last is None:
         return "no current memories"
-    kinds = Counter(f.kind for f in facts)
     parts = ", ".join(
-        f"{n} {_plural(k, n)}" for k, n in sorted(kinds.items(), key=lambda kv: (-kv[1], kv[0]))
+        f"{n} {_plural(k, n)}"
+        for k, n in sorted(stats.kinds.items(), key=lambda kv: (-kv[1], kv[0]))
     )
-    first, last = _month(min(f.created_at for f in facts)), _month(max(f.created_at for f in facts))
+    first, last = _month(stats.first), _month(stats.last)
     span = first if first == last else f"{first} – {last}"
-    return f"{len(facts)} {'memory' if len(facts) == 1 else 'memories'} ({parts}), {span}"
-
-
-def key_items(facts: Sequence[cs.MemberFacts], n: int = KEY_ITEMS) -> list[cs.MemberFacts]:
-    return sorted(facts, key=lambda f: (-salience(f), -f.created_at, f.id))[:n]
+    n = stats.count
+    return f"{n} {'memory' if n == 1 else 'memories'} ({parts}), {span}"
 
 
 def _cut(text: str, n: int = 70) -> str:
@@ -263,27 +263,35 @@ def _cut(text: str, n: int = 70) -> str:
     return text if len(text) <= n else text[: n - 1].rsplit(" ", 1)[0] + "…"
 
 
-def key_line(facts: Sequence[cs.MemberFacts]) -> str:
-    items = key_items(facts)
+def key_line(stats: cs.ScopeStats) -> str:
+    items = stats.top[:KEY_ITEMS]
     return "Key: " + "; ".join(f"{_cut(f.label)} (#{f.id})" for f in items) if items else ""
+
+
+def topic_counts(stats: cs.ScopeStats) -> Counter[str]:
+    """The modules (last part) and topic tags several members share."""
+    out: Counter[str] = Counter()
+    for kind, value, n in stats.topics:
+        if kind == "tag" and not is_topic_tag(value):
+            continue
+        out[value.rsplit(".", 1)[-1] if kind == "module" else value] += n
+    return out
 
 
 def ask_line(name: str, children: Sequence[str], topics: Counter[str]) -> str:
     subjects = [c[len(name) :] if c.startswith(name) else c for c in children]
+    own_name = name.rstrip("/").rsplit("/", 1)[-1]
     for topic, n in topics.most_common():
         if n < 2 or len(subjects) >= ASK_ABOUT:
             break
-        own_name = name.rstrip("/").rsplit("/", 1)[-1]
         if topic not in subjects and topic + "/" not in subjects and topic != own_name:
             subjects.append(topic)
     return "Ask about: " + ", ".join(subjects[:ASK_ABOUT]) if subjects else ""
 
 
-def deterministic_summary(
-    name: str, facts: Sequence[cs.MemberFacts], children: Sequence[str], topics: Counter[str]
-) -> str:
+def deterministic_summary(name: str, stats: cs.ScopeStats, children: Sequence[str]) -> str:
     """The summary without any model: stats, salient items, what to ask about."""
-    lines = [stats_line(facts), key_line(facts), ask_line(name, children, topics)]
+    lines = [stats_line(stats), key_line(stats), ask_line(name, children, topic_counts(stats))]
     return "\n".join(line for line in lines if line)
 
 
@@ -304,10 +312,10 @@ _SUMMARY_SYSTEM = (
 
 
 def llm_summary_line(
-    client: LlmClient, name: str, facts: Sequence[cs.MemberFacts], stats: str
+    client: LlmClient, name: str, top: Sequence[cs.MemberFacts], stats: str
 ) -> str | None:
     """A validated prose line for the category, or None (then the list of key items stays)."""
-    chosen = key_items(facts, LLM_MEMBER_LINES)
+    chosen = list(top[:LLM_MEMBER_LINES])
     if len(chosen) < 2:
         return None
     material = numbered([(f.id, f"{f.kind}: {f.label}") for f in chosen], 200)
@@ -333,28 +341,6 @@ def llm_summary_line(
 
 
 # ---- refresh -------------------------------------------------------------------------------
-
-
-def _fingerprint(ids: Iterable[tuple[int, float]], children: Sequence[str]) -> str:
-    h = hashlib.sha1()
-    for mid, updated in sorted(ids):
-        h.update(f"{mid}:{updated:.3f};".encode())
-    h.update(("|" + ",".join(children)).encode())
-    return h.hexdigest()[:20]
-
-
-def _topics(conn: Any, memory_ids: Sequence[int]) -> Counter[str]:
-    """The modules (last part) and topic tags the memories share."""
-    out: Counter[str] = Counter()
-    seen: set[tuple[int, str]] = set()
-    for mid, kind, value in cs.topic_anchors(conn, memory_ids):
-        if kind == "tag" and not is_topic_tag(value):
-            continue
-        topic = value.rsplit(".", 1)[-1] if kind == "module" else value
-        if (mid, topic) not in seen:
-            seen.add((mid, topic))
-            out[topic] += 1
-    return out
 
 
 def _place_new(conn: Any, after_id: int) -> tuple[set[int], int]:
@@ -446,44 +432,35 @@ def refresh_categories(
                 out |= below(child, seen)
         return out
 
-    scope_ids = {t: below(t, {t}) for t in targets}
-    own: dict[int, dict[int, float]] = {}
-    wanted = sorted({c for ids in scope_ids.values() for c in ids}) if quick else None
-    for cid, mid, updated, current in cs.memberships(conn, wanted):
-        if current:
-            own.setdefault(cid, {})[mid] = updated
-
-    stale: dict[int, tuple[dict[int, float], list[str], str]] = {}
-    for cid in targets:
+    summaries: dict[int, tuple[str, str]] = {}
+    tops: dict[int, tuple[str, tuple[cs.MemberFacts, ...], int]] = {}
+    leaves = cs.own_fingerprints(conn, None if not quick else sorted(targets))
+    for cid in sorted(targets):
         r = by_id[cid]
         if r.origin == "manual" and r.summary is not None and r.fingerprint is None:
             continue  # a summary the user wrote is theirs
-        scope: dict[int, float] = {}
-        for c in scope_ids[cid]:
-            scope.update(own.get(c, {}))
         kids = sorted(by_id[c].name for c in children.get(cid, ()))
-        fp = _fingerprint(scope.items(), kids)
-        if fp != r.fingerprint:
-            stale[cid] = (scope, kids, fp)
-    if progress and stale:
-        progress(f"categories: summarising {len(stale)}")
-    facts = cs.member_facts(conn, sorted({m for sc, _, _ in stale.values() for m in sc}))
-    summaries: dict[int, tuple[str, str]] = {}
-    plain: dict[int, tuple[str, list[cs.MemberFacts]]] = {}
-    for cid, (scope, kids, fp) in stale.items():
-        name = by_id[cid].name
-        mine = [facts[m] for m in scope if m in facts]
-        text = deterministic_summary(name, mine, kids, _topics(conn, sorted(scope)))
+        scope = sorted(below(cid, {cid}))
+        # A category without sub-areas is its own members: fingerprinted in one pass.
+        fp = leaves.get(cid, "0:0:0.000:0") if not kids else cs.scope_fingerprint(conn, scope)
+        fp = hashlib.sha1(f"{fp}|{','.join(kids)}".encode()).hexdigest()[:20]
+        if fp == r.fingerprint:
+            continue
+        if not kids:
+            cs.fill_scope(conn, scope)
+        stats = cs.scope_stats(conn, SALIENCE_SQL, LLM_MEMBER_LINES)
+        text = deterministic_summary(r.name, stats, kids)
         summaries[cid] = (text, fp)
-        plain[cid] = (text, mine)
+        tops[cid] = (text, stats.top, stats.count)
+    if progress and summaries:
+        progress(f"categories: summarised {len(summaries)}")
     llm_used = 0
     if llm is not None and llm.uses("summaries"):
-        todo = sorted(plain, key=lambda c: -len(plain[c][1]))[:LLM_SUMMARIES_PER_RUN]
+        todo = sorted(tops, key=lambda c: -tops[c][2])[:LLM_SUMMARIES_PER_RUN]  # largest first
 
         def one(cid: int) -> tuple[int, str | None]:
-            text, mine = plain[cid]
-            stats = text.split("\n", 1)[0]
-            return cid, llm_summary_line(llm, by_id[cid].name, mine, stats)
+            text, top, _ = tops[cid]
+            return cid, llm_summary_line(llm, by_id[cid].name, top, text.split("\n", 1)[0])
 
         for cid, line in llm.map(one, todo):
             if line:
@@ -504,7 +481,6 @@ def refresh_categories(
             "full": "0" if quick else "1",
         },
     )
-    sizes = sorted((len(v) for v in own.values()), reverse=True)
     return {
         "dryRun": False,
         "full": not quick,
@@ -515,7 +491,6 @@ def refresh_categories(
         "membersRemoved": report.removed,
         "summarised": written,
         "llmSummaries": llm_used,
-        "largest": sizes[:5],
         "seconds": round(time.perf_counter() - started, 3),
     }
 

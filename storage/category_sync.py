@@ -11,6 +11,7 @@ from __future__ import annotations
 import time
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import apsw
 
@@ -215,20 +216,108 @@ def sync(
     return SyncReport(created, deleted, added, removed)
 
 
-def member_facts(conn: apsw.Connection, ids: Sequence[int]) -> dict[int, MemberFacts]:
-    """The summary facts of the current memories among ``ids``."""
-    out: dict[int, MemberFacts] = {}
-    for start in range(0, len(ids), 900):
-        chunk = list(ids[start : start + 900])
+@dataclass(frozen=True)
+class ScopeStats:
+    """The current memories of a category and its sub-areas, as a summary needs them."""
+
+    count: int
+    kinds: dict[str, int]
+    first: float | None
+    last: float | None
+    top: tuple[MemberFacts, ...]  # most salient first
+    topics: tuple[tuple[str, str, int], ...]  # (anchor type, value, memories) of modules, tags
+
+
+_SCOPE = "temp.lm_category_scope"
+
+
+def fill_scope(conn: apsw.Connection, category_ids: Sequence[int]) -> None:
+    conn.execute("CREATE TEMP TABLE IF NOT EXISTS lm_category_scope(id INTEGER PRIMARY KEY)")
+    conn.execute(f"DELETE FROM {_SCOPE}")
+    for start in range(0, len(category_ids), 900):
+        chunk = list(category_ids[start : start + 900])
+        marks = ",".join("?" * len(chunk))
+        conn.execute(
+            f"INSERT OR IGNORE INTO {_SCOPE}(id) SELECT cm.memory_id FROM category_members cm "
+            "JOIN memories m ON m.id = cm.memory_id WHERE m.archived = 0 "
+            f"AND m.superseded_by IS NULL AND cm.category_id IN ({marks})",
+            chunk,
+        )
+
+
+_FINGERPRINT = (
+    "count(*), total(m.id), total(m.updated_at), "
+    "total((m.id * 7919 + CAST(m.updated_at * 1000 AS INTEGER)) % 1000000007)"
+)
+
+
+def _fp(row: Sequence[Any]) -> str:
+    return f"{row[0]}:{int(row[1])}:{row[2]:.3f}:{int(row[3])}"
+
+
+def own_fingerprints(
+    conn: apsw.Connection, category_ids: Sequence[int] | None = None
+) -> dict[int, str]:
+    """:func:`scope_fingerprint` of each category's own members, in one pass."""
+    sql = (
+        f"SELECT cm.category_id, {_FINGERPRINT} FROM category_members cm "
+        "JOIN memories m ON m.id = cm.memory_id "
+        "WHERE m.archived = 0 AND m.superseded_by IS NULL"
+    )
+    if category_ids is None:
+        return {r[0]: _fp(r[1:]) for r in conn.execute(sql + " GROUP BY cm.category_id")}
+    out: dict[int, str] = {}
+    for start in range(0, len(category_ids), 900):
+        chunk = list(category_ids[start : start + 900])
         marks = ",".join("?" * len(chunk))
         for r in conn.execute(
-            "SELECT id, kind, importance, citation_count, created_at, "
-            "coalesce(nullif(index_label, ''), nullif(compressed, ''), substr(text, 1, 120)) "
-            f"FROM memories WHERE id IN ({marks}) AND archived = 0 AND superseded_by IS NULL",
-            chunk,
+            sql + f" AND cm.category_id IN ({marks}) GROUP BY cm.category_id", chunk
         ):
-            out[r[0]] = MemberFacts(r[0], r[1], r[2], r[3], r[4], " ".join(str(r[5]).split()))
+            out[r[0]] = _fp(r[1:])
     return out
+
+
+def scope_fingerprint(conn: apsw.Connection, category_ids: Sequence[int]) -> str:
+    """What the current members of ``category_ids`` are, in a few numbers: it changes when a
+    member joins, leaves, is archived or superseded, or is edited."""
+    fill_scope(conn, category_ids)
+    row = conn.execute(
+        f"SELECT {_FINGERPRINT} FROM {_SCOPE} s JOIN memories m ON m.id = s.id"
+    ).fetchone()
+    return _fp(row)
+
+
+def scope_stats(conn: apsw.Connection, salience_sql: str, top: int) -> ScopeStats:
+    """Counts by kind, time span, the ``top`` most salient members (``salience_sql`` over
+    ``m``) and shared modules/tags of the scope :func:`fill_scope` filled last."""
+    kinds: dict[str, int] = {}
+    first = last = None
+    for kind, n, lo, hi in conn.execute(
+        "SELECT m.kind, count(*), min(m.created_at), max(m.created_at) "
+        f"FROM {_SCOPE} s JOIN memories m ON m.id = s.id GROUP BY m.kind"
+    ):
+        kinds[kind] = n
+        first = lo if first is None else min(first, lo)
+        last = hi if last is None else max(last, hi)
+    items = tuple(
+        MemberFacts(r[0], r[1], r[2], r[3], r[4], " ".join(str(r[5]).split()))
+        for r in conn.execute(
+            "SELECT m.id, m.kind, m.importance, m.citation_count, m.created_at, "
+            "coalesce(nullif(m.index_label, ''), nullif(m.compressed, ''), substr(m.text, 1, 120)) "
+            f"FROM {_SCOPE} s JOIN memories m ON m.id = s.id "
+            f"ORDER BY {salience_sql} DESC, m.created_at DESC, m.id LIMIT ?",
+            (top,),
+        )
+    )
+    topics = tuple(
+        (t, v, n)
+        for t, v, n in conn.execute(
+            "SELECT a.type, a.value, count(*) FROM "
+            f"{_SCOPE} s JOIN anchors a ON a.memory_id = s.id "
+            "WHERE a.type IN ('module','tag') GROUP BY a.type, a.value HAVING count(*) > 1"
+        )
+    )
+    return ScopeStats(sum(kinds.values()), kinds, first, last, items, topics)
 
 
 def set_summaries(conn: apsw.Connection, summaries: Mapping[int, tuple[str, str]]) -> int:
