@@ -96,10 +96,16 @@ def main(argv: list[str] | None = None) -> None:
     a = p.parse_args(argv)
     items = load()
     print(machine_line())
-    results = {}
+    from predictive.llm import client_for
+    from predictive.llm_config import config_from_env
+
+    client = client_for(None, config_from_env()[0])  # LIVING_MEMORY_LLM_*: merged like ingest
+    if client is not None:
+        print(f"with the LLM {client.config.model} at {client.config.url}")
+    results: dict[str, Any] = {}
     for split in ("tuning", "held-out", "all"):
         chosen = [i for i in items if split == "all" or i.get("split") == split]
-        res = results[split] = evaluate(chosen)
+        res = results[split] = evaluate(chosen, client)
         if a.verbose and split != "all":
             print(f"\n{split}:")
             print(
@@ -130,7 +136,9 @@ def main(argv: list[str] | None = None) -> None:
             f"→ precision {dev['precision']}; found {dev['found']} of {dev['expected']} expected "
             f"in the sample → recall {dev['recall']}"
         )
-    write_result("extraction", {"machine": machine(), **results})
+    if client is not None:
+        results["llm"] = client.stats()
+    write_result("extraction-llm" if client else "extraction", {"machine": machine(), **results})
 
 
 DEVSET_LABELS = Path(__file__).resolve().parent / "data" / "devset_extraction_labels.json"
