@@ -5,10 +5,11 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterator
+from pathlib import Path
 
 import pytest
 
-from predictive import llm
+from predictive import ingest, llm
 from predictive.categories import (
     MIN_MEMBERS,
     area_renderings,
@@ -23,6 +24,7 @@ from predictive.llm import LlmClient
 from predictive.llm_config import LlmConfig
 from storage import Anchor, AnchorType, Kind, MemoryStore
 from tests.llm_server import FakeLlm
+from tests.project_fixtures import make_git_repo
 
 Add = Callable[..., int]
 
@@ -339,3 +341,35 @@ def test_a_store_never_refreshed_gets_a_full_refresh(
 ) -> None:
     report = refresh_categories(store, full=False)
     assert report["full"] is True and "src/auth/" in summaries(store)
+
+
+def test_ingesting_a_history_files_it_into_areas(store: MemoryStore, tmp_path: Path) -> None:
+    steps = [
+        {
+            "message": f"Billing: invoice rounding rule {i} uses banker's rounding",
+            "files": {f"app/billing/m{i}.py": f"x = {i}\n"},
+        }
+        for i in range(3)
+    ] + [
+        {
+            "message": f"Search: the index is rebuilt nightly, change {i}",
+            "files": {f"app/search/s{i}.py": f"y = {i}\n"},
+        }
+        for i in range(3)
+    ]
+    repo = make_git_repo(tmp_path, steps)
+    summary = ingest.run(store, root=repo.root, options={"sources": ["git"]})
+    assert summary["categories"]["full"] is True  # the first refresh of this store
+    names = set(summaries(store))
+    assert {"app/billing/", "app/search/"} <= names
+    repo.apply(
+        {
+            "message": "Billing: credit notes reuse the invoice number space",
+            "files": {"app/billing/credit.py": "z = 1\n"},
+        }
+    )
+    again = ingest.run(store, root=repo.root, options={"sources": ["git"]})
+    assert again["categories"]["full"] is False and again["categories"]["membersAdded"] == 1
+    assert (summaries(store)["app/billing/"][0] or "").startswith("4 memories")
+    dry = ingest.run(store, root=repo.root, options={"sources": ["git"], "dryRun": True})
+    assert dry["categories"] is None
