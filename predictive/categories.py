@@ -9,7 +9,7 @@ Areas come from what memories are anchored to, with no fixed list of topics:
   most :data:`MAX_AREAS` (those holding most of its files). A memory with modules but no
   files joins the area whose path ends like its module's.
 - **tags** that say what a memory is about (not where it came from), shared by at least
-  :data:`MIN_MEMBERS` memories.
+  :data:`MIN_MEMBERS` memories; a memory joins every such tag it has.
 
 Each category keeps a summary of itself and its sub-areas — how many memories of which kinds,
 over what time, the most salient decisions and conventions by label (with ids), and what to
@@ -21,7 +21,6 @@ validated prose line replaces the list of salient items.
 from __future__ import annotations
 
 import hashlib
-import logging
 import posixpath
 import time
 from collections import Counter
@@ -35,11 +34,8 @@ from predictive.topics import is_topic_tag
 from storage import Level, MemoryStore
 from storage import category_sync as cs
 
-log = logging.getLogger(__name__)
-
 MIN_MEMBERS = 3
 MAX_AREAS = 3
-MAX_TAGS = 3
 MAX_DEPTH = 8
 KEY_ITEMS = 4
 ASK_ABOUT = 6
@@ -540,7 +536,18 @@ def category_tree(
     id); ``depth`` limits how many levels below the top are filled in. ``total`` counts the
     distinct memories of a category and its sub-areas."""
     rows, kids = _nodes(store)
-    members = cs.members_of(store.conn, list(rows))
+    if root is None:
+        tops = kids.get(None, [])
+    else:
+        tops = [r.id for r in rows.values() if root in (r.id, r.name)]
+    needed: set[int] = set()
+    stack = list(tops)
+    while stack:  # only the members of the subtrees shown are read
+        cid = stack.pop()
+        if cid not in needed:
+            needed.add(cid)
+            stack.extend(kids.get(cid, ()))
+    members = cs.members_of(store.conn, sorted(needed))
     under: dict[int, set[int]] = {}
 
     def subtree(cid: int, seen: frozenset[int] = frozenset()) -> set[int]:
@@ -571,10 +578,6 @@ def category_tree(
             r.id, r.name, r.origin, r.parent_id, r.summary, r.members, total(cid), below
         )
 
-    if root is None:
-        tops = kids.get(None, [])
-    else:
-        tops = [r.id for r in rows.values() if root in (r.id, r.name)]
     return sorted((build(c, 0) for c in tops), key=lambda n: (-n.total, n.name))
 
 
