@@ -520,19 +520,26 @@ class LlmClient:
     def _valid(
         self, text: str, schema: Schema, check: Check | None, purpose: str, cached: bool = False
     ) -> Any | None:
+        why: str | None
+        broken = True  # not JSON or not the schema: the model is failing, not just wrong
         try:
             answer = parse_json_answer(text)
         except ValueError as e:
             why = f"not JSON: {e}"
         else:
             problems = schema_problems(answer, schema)
-            why = "; ".join(problems[:3]) if problems else (check(answer) if check else None)
-            if why is None:
-                if not cached:
-                    self.shared.breaker.success()
-                return answer
-            if problems and not cached:
-                self.shared.breaker.failure()  # a model that cannot keep to a schema is failing
+            if problems:
+                why = "; ".join(problems[:3])
+            else:
+                broken = False
+                why = check(answer) if check else None
+        if not cached:
+            if broken:
+                self.shared.breaker.failure()
+            else:
+                self.shared.breaker.success()
+        if why is None:
+            return answer
         if not cached:
             self._count("invalid", why.split(":")[0][:40])
             log.info("LLM %s answer discarded: %s", purpose, why[:200])

@@ -290,3 +290,19 @@ def test_concurrent_calls_share_the_store_safely(fake: FakeLlm, store: MemorySto
     assert out == [{"verdict": "no"}] * 12
     assert store.conn.execute("SELECT count(*) FROM llm_cache").fetchone()[0] == 12
     assert store.conn.execute("SELECT calls FROM llm_usage").fetchone()[0] == 12
+
+
+def test_prose_instead_of_json_counts_towards_the_breaker_a_wrong_quote_does_not(
+    fake: FakeLlm,
+) -> None:
+    fake.replies = ["Sure! Here is my plan: first I will read the files."]
+    prose = LlmClient(config(fake, breaker_failures=2))
+    for i in range(3):
+        assert prose.ask_json("judge", "s", f"p{i}", SCHEMA) is None
+    assert prose.shared.breaker.state == "open" and len(fake.requests) == 2
+    llm.reset()
+    fake.replies = ['{"verdict": "yes"}']
+    picky = LlmClient(config(fake, breaker_failures=2))
+    for i in range(3):
+        assert picky.ask_json("judge", "s", f"q{i}", SCHEMA, check=lambda a: "no quote") is None
+    assert picky.shared.breaker.state == "closed" and len(fake.requests) == 5
