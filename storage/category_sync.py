@@ -291,7 +291,8 @@ def scope_stats(conn: apsw.Connection, salience_sql: str, top: int) -> ScopeStat
     """Counts by kind, time span, the ``top`` most salient members (``salience_sql`` over
     ``m``) and shared modules/tags of the scope :func:`fill_scope` filled last."""
     kinds: dict[str, int] = {}
-    first = last = None
+    first: float | None = None
+    last: float | None = None
     for kind, n, lo, hi in conn.execute(
         "SELECT m.kind, count(*), min(m.created_at), max(m.created_at) "
         f"FROM {_SCOPE} s JOIN memories m ON m.id = s.id GROUP BY m.kind"
