@@ -371,7 +371,7 @@ def refresh_categories(
     started = time.perf_counter()
     conn = store.conn
     generation = store.generation()
-    state = store.ingest_state("categories")
+    state = store.cursors.get("categories")
     done_before = state.get("generation") == str(generation)
     if not dry_run and done_before and (not full or state.get("full") == "1"):
         return {
@@ -469,7 +469,7 @@ def refresh_categories(
     changed = any((report.created, report.deleted, report.added, report.removed))
     ours = int(changed) + int(written > 0)
     now = store.generation()
-    store.set_ingest_state(
+    store.cursors.set(
         "categories",
         {
             "generation": str(now if now == generation + ours else generation),

@@ -38,7 +38,7 @@ BLOCK = 1024
 
 
 def _similar_pairs(store: MemoryStore, ids: list[int]) -> list[tuple[int, int, float]]:
-    vectors = store.vectors_for(ids)
+    vectors = store.embeddings.of(ids)
     have = [i for i in ids if i in vectors]
     if len(have) < 2:
         return []
@@ -73,7 +73,7 @@ def run(
     step(0, "levels")
     if dry:
         levels = last = 0
-        while page := store.lacking_levels(after_id=last, limit=2000):
+        while page := store.levels.lacking(after_id=last, limit=2000):
             levels += len(page)
             last = page[-1].id
     else:
@@ -97,21 +97,23 @@ def run(
             skipped.append(f"{kind}: {len(ids)} memories, more than {MAX_PAIRING} to pair")
             continue
         for a, b, sim in _similar_pairs(store, ids):
-            linked = any(e.target_id == b and e.type is EdgeType.SIMILAR_TO for e in store.edges(a))
+            linked = any(
+                e.target_id == b and e.type is EdgeType.SIMILAR_TO for e in store.graph.edges(a)
+            )
             if linked:
                 continue
             similar += 1
             if not dry:
-                store.add_edge(a, b, EdgeType.SIMILAR_TO, round(sim, 4), {"by": "consolidate"})
+                store.graph.add(a, b, EdgeType.SIMILAR_TO, round(sim, 4), {"by": "consolidate"})
 
     step(3, "contradictions")
     contradictions = 0
-    for a, b, key in store.fact_conflicts():
-        if store.has_contradiction(a, b):
+    for a, b, key in store.contradictions.fact_conflicts():
+        if store.contradictions.exists(a, b):
             continue
         contradictions += 1
         if not dry:
-            store.add_contradiction(a, b, reason=f"different values for {key}", confidence=0.8)
+            store.contradictions.add(a, b, reason=f"different values for {key}", confidence=0.8)
     # categories: areas re-derived, changed ones summarised again (predictive.categories)
     categories = refresh_categories(store, llm=llm, dry_run=dry)
     step(4, "done")

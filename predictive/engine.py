@@ -280,7 +280,7 @@ class ContextEngine:
     def record_retrieval(self, result: AssembledContext) -> None:
         """Log what was served (does not move the generation, so the cache stays valid)."""
         try:
-            self.store.record_accesses(
+            self.store.usage.record_many(
                 result.memory_ids,
                 AccessKind.RETRIEVAL,
                 context=f"context {result.file.path}",
@@ -291,11 +291,11 @@ class ContextEngine:
 
     def cite(self, memory_id: int, context: str | None = None) -> None:
         """A served memory influenced real work: ranks it up."""
-        self.store.record_access(memory_id, AccessKind.CITATION, context)
+        self.store.usage.record(memory_id, AccessKind.CITATION, context)
 
     def ignore(self, memory_id: int, context: str | None = None) -> None:
         """A served memory was not used: ranks it down."""
-        self.store.record_access(memory_id, AccessKind.IGNORE, context)
+        self.store.usage.record(memory_id, AccessKind.IGNORE, context)
 
     def invalidate(self) -> None:
         with self._lock:
@@ -608,7 +608,7 @@ class ContextEngine:
     ) -> None:
         if not ids:
             return
-        open_ = self.store.contradictions(ContradictionStatus.OPEN, memory_ids=ids)
+        open_ = self.store.contradictions.query(ContradictionStatus.OPEN, memory_ids=ids)
         if not open_:
             return
         mems = {

@@ -1,79 +1,49 @@
-"""Questions put to the memory (the ``ask`` operation): what kind they are, and an answer
-composed from retrieved items that cites them by id.
+"""A configured LLM in the ``ask`` operation (:mod:`predictive.ask`): the question's kind,
+and an answer composed from the retrieved items that cites them by id.
 
-Both work without a model: the kind from the question's wording, the answer as the items'
-lines. With a configured LLM the kind may come from the model (one of :data:`QUESTION_KINDS`
-or it is discarded) and the answer is its prose, kept only when every id it cites was given
-and it cites at least one.
+Both fall back to the local path: the kind from :func:`predictive.ask.classify_question`, the
+answer as the items' lines. The model's kind must be one of :class:`QuestionKind`; its answer
+is kept only when every id it cites was given, it cites at least one, and it says little its
+items do not.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any
 
+from predictive.ask import Classified, QuestionKind, classify_question
 from predictive.faithful import unsupported, words
 from predictive.llm import LlmClient, numbered
 
 PURPOSE = "ask"
-QUESTION_KINDS = ("decision", "how-to", "history", "error")
-QuestionKind = Literal["decision", "how-to", "history", "error"]
 ITEM_CHARS = 600
 MAX_ITEMS = 12
 MAX_UNSUPPORTED_SHARE = 0.35
 """An answer may use at most this share of content words its items do not have."""
 
-_ERROR = re.compile(
-    r"\b(error|exception|traceback|fails?|failing|failed|crash\w*|broken|bug|stack ?trace|"
-    r"\w+Error)\b",
-    re.I,
-)
-_HISTORY = re.compile(
-    r"\b(when did|when was|history|changed?|changes|used to|before|previously|last time|"
-    r"timeline|who (?:added|changed|removed)|since when)\b",
-    re.I,
-)
-_DECISION = re.compile(
-    r"\b(why|decid\w*|decision|chose|choose|chosen|instead of|rather than|trade-?offs?|"
-    r"should we|which (?:one|library|approach))\b",
-    re.I,
-)
-_HOW = re.compile(r"\b(how (?:do|does|to|can|should)|steps?|set ?up|configure|run|install)\b", re.I)
-
-
-def local_kind(question: str) -> QuestionKind:
-    """The question's kind from its wording: error, then decision, history, how-to."""
-    if _ERROR.search(question):
-        return "error"
-    if _DECISION.search(question):
-        return "decision"
-    if _HISTORY.search(question):
-        return "history"
-    return "how-to"
-
-
 _KIND_SCHEMA = {
     "type": "object",
     "required": ["kind"],
-    "properties": {"kind": {"type": "string", "enum": list(QUESTION_KINDS)}},
+    "properties": {"kind": {"type": "string", "enum": [k.value for k in QuestionKind]}},
 }
 _KIND_SYSTEM = (
     "Classify a developer's question about their project: 'decision' (why something was "
-    "chosen), 'how-to' (how to do something), 'history' (what changed and when) or 'error' "
-    '(a failure and its fix). Answer as JSON: {"kind": "..."}.'
+    "chosen), 'how-to' (how to do something), 'history' (what changed and when), 'error' "
+    "(a failure and its fix) or 'general'. "
+    'Answer as JSON: {"kind": "..."}.'
 )
 
 
-def classify_question(client: LlmClient | None, question: str) -> QuestionKind:
-    """The question's kind: the model's when it answers validly, else from its wording."""
+def classify_with(client: LlmClient | None, question: str) -> Classified:
+    """The question's kind: the model's when it answers with one of :class:`QuestionKind`,
+    else the local rules' (:func:`predictive.ask.classify_question`)."""
     if client is not None:
         answer = client.ask_json(PURPOSE, _KIND_SYSTEM, question[:2_000], _KIND_SCHEMA)
         if answer is not None:
-            kind: QuestionKind = answer["kind"]
-            return kind
-    return local_kind(question)
+            return Classified(QuestionKind(answer["kind"]), None)
+    return classify_question(question)
 
 
 @dataclass(frozen=True)

@@ -61,7 +61,7 @@ def refresh_decay_scores(
         page = store.list(limit=batch, offset=offset, order="id")
         if not page:
             return updated
-        updated += store.set_decay_scores({m.id: decay_score(m, now, config) for m in page})
+        updated += store.usage.set_decay_scores({m.id: decay_score(m, now, config) for m in page})
         offset += batch
 
 
@@ -130,7 +130,7 @@ class HybridScorer:
         for seed in seeds:
             if not store.exists(seed):
                 continue
-            for step in store.traverse(
+            for step in store.graph.traverse(
                 seed,
                 depth=self.config.graph_depth,
                 min_strength=self.config.graph_min_strength,

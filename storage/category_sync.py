@@ -17,6 +17,7 @@ import apsw
 
 from storage import db as dbmod
 from storage.redact import redact
+from storage.rows import bump
 
 DERIVED = ("area", "tag")
 
@@ -54,10 +55,6 @@ class SyncReport:
     deleted: int = 0
     added: int = 0
     removed: int = 0
-
-
-def _bump(conn: apsw.Connection) -> None:
-    conn.execute("UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key = 'generation'")
 
 
 def current_anchors(conn: apsw.Connection, after_id: int = 0) -> Iterator[tuple[int, str, str]]:
@@ -103,7 +100,7 @@ def add_members(conn: apsw.Connection, pairs: Sequence[tuple[int, int]]) -> int:
         )
         added = conn.total_changes() - before
         if added:
-            _bump(conn)
+            bump(conn)
     return added
 
 
@@ -212,7 +209,7 @@ def sync(
             )
             removed += len(old)
         if created or deleted or added or removed:
-            _bump(conn)
+            bump(conn)
     return SyncReport(created, deleted, added, removed)
 
 
@@ -332,7 +329,7 @@ def set_summaries(conn: apsw.Connection, summaries: Mapping[int, tuple[str, str]
             "WHERE id = ?",
             [(redact(s), fp, now, cid) for cid, (s, fp) in summaries.items()],
         )
-        _bump(conn)
+        bump(conn)
     return len(summaries)
 
 

@@ -255,6 +255,24 @@ INSERT OR REPLACE INTO ingest_state(source, key, value, updated_at)
 SELECT 'levels', 'format', CASE WHEN EXISTS (SELECT 1 FROM memories) THEN '1' ELSE '2' END, 0;
 """
 
+# v5: locked contexts (seed 000): a named piece of context an agent pinned, kept in versions;
+# locking again under the same name adds a version and keeps the old ones.
+_V5 = """
+CREATE TABLE locked_contexts(
+    id         INTEGER PRIMARY KEY,
+    name       TEXT NOT NULL CHECK (length(name) BETWEEN 1 AND 200),
+    version    INTEGER NOT NULL CHECK (version >= 1),
+    content    TEXT NOT NULL CHECK (length(content) > 0),
+    preview    TEXT NOT NULL,
+    tags       TEXT NOT NULL DEFAULT '[]',
+    memory_ids TEXT NOT NULL DEFAULT '[]',
+    note       TEXT,
+    source     TEXT NOT NULL DEFAULT 'mcp',
+    created_at REAL NOT NULL,
+    UNIQUE (name, version)
+);
+"""
+
 # v7: derived categories know where they came from and what their summary was made of (a
 # fingerprint of the members, so only changed categories are summarised again); answers of a
 # configured LLM are cached by model + prompt hash, and its use is counted per day and model
@@ -283,4 +301,4 @@ CREATE TABLE llm_usage(
 ) WITHOUT ROWID;
 """
 
-MIGRATIONS: list[str] = [_V1, _V2, _V3, _V4, _V7]
+MIGRATIONS: list[str] = [_V1, _V2, _V3, _V4, _V5, _V7]

@@ -58,8 +58,16 @@ def fake() -> Iterator[FakeLlm]:
 def test_the_cli_uses_the_llm_of_its_environment(
     fake: FakeLlm, env: dict[str, str], tmp_path: Path
 ) -> None:
-    long_note = "Note about the cache and its rebuild after an upgrade of the index. " * 20
-    ok(["remember", long_note], env)
+    for i in range(3):
+        ok(
+            [
+                "remember",
+                f"Billing rule {i}: invoices round half to even.",
+                "--anchor",
+                f"file:src/billing/b{i}.py",
+            ],
+            env,
+        )
     ok(["consolidate"], env)
     assert fake.requests == []  # not configured: nothing is sent
     env = dict(env)
@@ -67,11 +75,19 @@ def test_the_cli_uses_the_llm_of_its_environment(
     env["LIVING_MEMORY_LLM_MODEL"] = "test-model"
     env["LIVING_MEMORY_LLM_API_KEY_ENV"] = "LM_TEST_SECRET"
     env["LM_TEST_SECRET"] = "sk-live-0123456789abcdefghijklmnop"
-    ok(["remember", long_note.replace("Note", "Second note")], env)
+    ok(
+        [
+            "remember",
+            "Billing rule 3: credit notes reuse the invoice number space.",
+            "--anchor",
+            "file:src/billing/b3.py",
+        ],
+        env,
+    )
     out = ok(["consolidate", "--json"], env)
-    assert len(fake.requests) == 1
+    assert fake.requests  # the changed area's summary was asked for
     assert fake.headers[0]["Authorization"] == "Bearer sk-live-0123456789abcdefghijklmnop"
     assert "sk-live" not in out
-    db = Path(env["LIVING_MEMORY_DB"]).read_bytes()
-    assert b"sk-live" not in db
+    db = Path(env["LIVING_MEMORY_DB"])
+    assert all(b"sk-live" not in p.read_bytes() for p in db.parent.iterdir() if p.is_file())
     json.loads(out)

@@ -185,11 +185,11 @@ def test_an_area_that_falls_below_the_minimum_is_removed(
 
 
 def test_categories_a_user_made_are_left_alone(store: MemoryStore, project: dict[str, int]) -> None:
-    store.categorise(project["lone"], "onboarding")
-    store.set_category_summary("onboarding", "my own words")
+    store.categories.assign(project["lone"], "onboarding")
+    store.categories.set_summary("onboarding", "my own words")
     refresh_categories(store)
     refresh_categories(store)
-    assert store.memory_categories(project["lone"]) == ["onboarding"]
+    assert store.categories.of(project["lone"]) == ["onboarding"]
     assert summaries(store)["onboarding"][0] == "my own words"
 
 

@@ -43,9 +43,9 @@ def test_consolidation_links_near_duplicates_and_opens_fact_contradictions(
     out = run(store)
     assert out["levelsFilled"] == 5 and out["decayUpdated"] >= 1
     assert out["similarLinked"] == 1 and out["contradictionsOpened"] == 1
-    edges = store.edges(ids["a"])
+    edges = store.graph.edges(ids["a"])
     assert [(e.target_id, e.type) for e in edges] == [(ids["a2"], EdgeType.SIMILAR_TO)]
-    (c,) = store.contradictions()
+    (c,) = store.contradictions.query()
     assert {c.memory_a, c.memory_b} == {ids["port1"], ids["port2"]}
     assert not store.get(ids["a2"]).archived  # linked, never merged or forgotten
     again = run(store)
@@ -71,4 +71,4 @@ def test_progress_is_reported_and_can_cancel(store: MemoryStore) -> None:
     with pytest.raises(Stop):
         run(store, progress=progress)
     assert seen == ["levels", "decay", "near duplicates"]
-    assert store.edges(1) == []  # stopped before linking
+    assert store.graph.edges(1) == []  # stopped before linking

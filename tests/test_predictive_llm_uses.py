@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from predictive import consolidate, ingest, llm, llm_config
+from predictive.ask import QuestionKind
 from predictive.compress import DeterministicCompressor
 from predictive.conversations import extract
 from predictive.llm import LlmClient
@@ -17,7 +18,7 @@ from predictive.llm_compress import LlmCompressor, llm_compressor
 from predictive.llm_config import LlmConfig
 from predictive.llm_extract import extract_with, propose
 from predictive.llm_judge import Verdict, llm_judge
-from predictive.questions import classify_question, compose_answer, local_kind
+from predictive.questions import classify_with, compose_answer
 from storage import Kind, MemoryStore, NewMemory
 from storage.sources.records import ChatMessage, Conversation
 from tests.llm_server import FakeLlm
@@ -186,16 +187,13 @@ def test_a_compatible_verdict_needs_no_quotes(fake: FakeLlm) -> None:
     assert v is not None and not v.conflict
 
 
-def test_questions_are_classified_locally_and_by_a_valid_model_answer(fake: FakeLlm) -> None:
-    assert local_kind("Why did we choose SQLite over Redis?") == "decision"
-    assert local_kind("How do I run the benchmarks?") == "how-to"
-    assert local_kind("When did the ingest format change?") == "history"
-    assert local_kind("ImportError: cannot import name 'x'") == "error"
-    assert classify_question(None, "How do I run the tests?") == "how-to"
+def test_questions_are_classified_by_a_valid_model_answer_else_locally(fake: FakeLlm) -> None:
+    assert classify_with(None, "How do I run the tests?").kind is QuestionKind.HOWTO
     fake.replies = ['{"kind": "history"}', '{"kind": "gossip"}']
     c = client(fake)
-    assert classify_question(c, "What about the cache?") == "history"
-    assert classify_question(c, "Why the cache?") == "decision"  # invalid answer → local
+    assert classify_with(c, "What about the cache?").kind is QuestionKind.HISTORY
+    assert classify_with(c, "Why the cache?").kind is QuestionKind.DECISION  # invalid → local
+    assert c.stats()["invalid"] == 1
 
 
 def test_an_answer_cites_only_the_items_it_was_given(fake: FakeLlm) -> None:
