@@ -39,14 +39,18 @@ def to_conversation(item: dict[str, Any]) -> Any:
     )
 
 
-def evaluate(items: list[dict[str, Any]]) -> dict[str, Any]:
-    """Per conversation: what was extracted, what matched; overall precision and recall."""
+def evaluate(items: list[dict[str, Any]], client: Any = None) -> dict[str, Any]:
+    """Per conversation: what was extracted, what matched; overall precision and recall.
+    ``client``: a configured LLM whose validated proposals are merged in (as ingestion does)."""
     from predictive.conversations import extract
+    from predictive.llm_extract import extract_with
 
     rows = []
     extracted = correct = expected = found = dropped = 0
     for item in items:
-        result = extract(to_conversation(item))
+        conv = to_conversation(item)
+        result = extract(conv)
+        extract_with(client, conv, result)
         dropped += len(result.dropped)
         want = item["expect"]
         hit = [False] * len(want)
@@ -92,10 +96,16 @@ def main(argv: list[str] | None = None) -> None:
     a = p.parse_args(argv)
     items = load()
     print(machine_line())
-    results = {}
+    from predictive.llm import client_for
+    from predictive.llm_config import config_from_env
+
+    client = client_for(None, config_from_env()[0])  # LIVING_MEMORY_LLM_*: merged like ingest
+    if client is not None:
+        print(f"with the LLM {client.config.model} at {client.config.url}")
+    results: dict[str, Any] = {}
     for split in ("tuning", "held-out", "all"):
         chosen = [i for i in items if split == "all" or i.get("split") == split]
-        res = results[split] = evaluate(chosen)
+        res = results[split] = evaluate(chosen, client)
         if a.verbose and split != "all":
             print(f"\n{split}:")
             print(
@@ -126,7 +136,9 @@ def main(argv: list[str] | None = None) -> None:
             f"→ precision {dev['precision']}; found {dev['found']} of {dev['expected']} expected "
             f"in the sample → recall {dev['recall']}"
         )
-    write_result("extraction", {"machine": machine(), **results})
+    if client is not None:
+        results["llm"] = client.stats()
+    write_result("extraction-llm" if client else "extraction", {"machine": machine(), **results})
 
 
 DEVSET_LABELS = Path(__file__).resolve().parent / "data" / "devset_extraction_labels.json"

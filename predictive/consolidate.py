@@ -31,6 +31,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from predictive.categories import refresh_categories
 from predictive.compress import backfill_levels
 from predictive.consolidation.forget import UNUSED_DAYS, plan_forgetting
 from predictive.consolidation.links import MAX_CONTEXT, plan_links
@@ -38,6 +39,8 @@ from predictive.consolidation.merge import MAX_PAIRING, plan_merges, similar_pai
 from predictive.consolidation.plan import Change, describe
 from predictive.consolidation.serving import plan_compression
 from predictive.consolidation.usage import plan_reranking
+from predictive.llm import client_for
+from predictive.llm_compress import llm_compressor
 from storage import upkeep
 from storage.errors import InvalidInput
 from storage.merging import add_edges, archive_many, merge_memories
@@ -48,7 +51,7 @@ from storage.upkeep import Brief
 DAY = 86_400.0
 STATE = "consolidate"
 """``store.cursors`` source where the time of the last run is kept."""
-STEPS = ("levels", "usage", "plan", "merge", "link", "forget", "contradictions")
+STEPS = ("levels", "usage", "plan", "merge", "link", "forget", "contradictions", "categories")
 
 PRINTED_PER_ACTION = 200
 """Lines per action :func:`print_changes` prints before it only counts the rest."""
@@ -165,6 +168,7 @@ def run(
     dry = bool(opts.get("dry_run") or opts.get("dryRun"))
     at = _when(now if now is not None else opts.get("now"))
     started = time.perf_counter()
+    llm = None if dry else client_for(store)  # None unless the user configured an LLM
 
     def step(name: str) -> None:
         if progress is not None:
@@ -177,7 +181,7 @@ def run(
             levels += len(page)
             last = page[-1].id
     else:
-        levels = backfill_levels(store)
+        levels = backfill_levels(store, llm_compressor(llm))
 
     step("usage")
     skipped: list[str] = []
@@ -215,6 +219,9 @@ def run(
             confidence = float(c.detail.get("confidence", 0.8))
             store.contradictions.add(c.ids[0], c.ids[1], reason=c.reason, confidence=confidence)
         store.cursors.set(STATE, {"last_run": repr(at)})
+    step("categories")
+    # areas derived again, the changed ones summarised again (predictive.categories)
+    categories = refresh_categories(store, llm=llm, dry_run=dry)
     if progress is not None:
         progress(len(STEPS), len(STEPS), "done")
     similar = sum(1 for c in by_action["link"] if c.detail.get("edge") == "SIMILAR_TO")
@@ -230,6 +237,7 @@ def run(
         "forgotten": len(by_action["forget"]),
         "reranked": len(by_action["rerank"]),
         "skipped": skipped,
+        "categories": categories,
         "changes": [c.to_dict() for c in changes],
         "seconds": round(time.perf_counter() - started, 3),
     }

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from predictive.budget import TIERS, BudgetConfig, Candidate, Tier, TierFill, fit_tiers
+from predictive.categories import area_renderings, areas_for_path
 from predictive.compress import Compressor, DeterministicCompressor
 from predictive.consolidation.serving import cap_renderings, serving_level
 from predictive.derive import FileFacts, branch_tokens, derive_file, error_signature
@@ -486,6 +487,7 @@ class ContextEngine:
 
         self._add_contradictions(tiers, list(cands), scored)
         self._add_index(tiers, cands, scored)
+        self._add_areas(tiers, facts.path)
 
         # The title never takes more than a quarter of the budget (a huge branch name or path
         # is cut), so the loop below always ends: with every item dropped the title fits.
@@ -652,6 +654,16 @@ class ContextEngine:
                         mid,
                     )
                 )
+
+    def _add_areas(self, tiers: dict[Tier, list[Candidate]], path: str) -> None:
+        """The file's area(s) and their summaries (predictive.categories) head the Index."""
+        try:
+            rend = area_renderings(areas_for_path(self.store, path))
+        except Exception:  # the areas are a pointer: their failure must not cost the context
+            log.warning("could not read the file's areas", exc_info=True)
+            return
+        if rend:
+            tiers[Tier.INDEX].append(Candidate("areas", 11.0, rend))
 
     @staticmethod
     def _drop_weakest(fills: dict[Tier, TierFill]) -> bool:

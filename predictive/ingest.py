@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from predictive.categories import refresh_categories
 from predictive.commit_noise import CommitFilter
 from predictive.conversations import extract as extract_conversation
 from predictive.conversations import session_unit, summarise
@@ -29,6 +30,8 @@ from predictive.extract import (
     from_decision,
     from_rule_file,
 )
+from predictive.llm import client_for
+from predictive.llm_extract import extract_with
 from predictive.mentions import FileIndex
 from predictive.mentions import count as count_mentions
 from storage.errors import InvalidInput, StoreError
@@ -203,6 +206,7 @@ class _Run:
         self.done = 0
         self.cancelled: BaseException | None = None
         self._files: FileIndex | None = None
+        self.llm = None if opts.dry_run else client_for(store)  # None unless configured
 
     def progress(self, message: str, total: int = 0) -> None:
         self.report(self.done, max(total, self.done, 1), message)
@@ -480,6 +484,7 @@ class _Run:
                 report.unchanged += 1
                 continue
             extraction = extract_conversation(conv)
+            extract_with(self.llm, conv, extraction)  # a configured LLM's validated items
             if self.opts.dry_run:
                 report.sessions += 1
                 report.messages += len(conv.messages)
@@ -546,8 +551,14 @@ def run(
             log.warning("ingesting %s failed", source, exc_info=True)
             report.error = f"{type(e).__name__}: {e}"
         report.seconds = time.perf_counter() - t0
-    elapsed = time.perf_counter() - started
     added = sum(r.added for r in reports.values())
+    categories = None
+    if added and not opts.dry_run:  # new memories join their areas (predictive.categories)
+        try:
+            categories = refresh_categories(store, llm=job.llm, full=False)
+        except Exception:
+            log.warning("refreshing categories after ingest failed", exc_info=True)
+    elapsed = time.perf_counter() - started
     messages = sum(r.messages for r in reports.values())
     return {
         "root": str(root),
@@ -558,6 +569,7 @@ def run(
         "existing": sum(r.existing for r in reports.values()),
         "dropped": sum(r.dropped for r in reports.values()),
         "skipped": job.skips.as_dict(),
+        "categories": categories,
         "seconds": round(elapsed, 3),
         "memoriesPerSecond": round(added / elapsed, 1) if elapsed > 0 else None,
         "messagesPerSecond": round(messages / elapsed, 1) if elapsed > 0 and messages else None,

@@ -15,6 +15,11 @@ MAX_TOPICS = 8
 IDS_PER_TOPIC = 3
 
 
+def is_topic_tag(label: str) -> bool:
+    """A tag that says what a memory is about (not where it came from)."""
+    return label not in _SOURCE_TAGS and not label.startswith("chat-")
+
+
 def file_topics(memories: Sequence[Memory]) -> list[tuple[str, int, list[int]]]:
     """(label, count, the best ids) of the tags and modules shared by ``memories`` (best
     first), commonest first; a topic only one memory has is no topic."""
@@ -25,7 +30,7 @@ def file_topics(memories: Sequence[Memory]) -> list[tuple[str, int, list[int]]]:
         for a in m.anchors:
             if a.type is AnchorType.TAG:
                 label = a.value
-                if label in _SOURCE_TAGS or label.startswith("chat-"):
+                if not is_topic_tag(label):
                     continue
             elif a.type is AnchorType.MODULE:
                 label = a.value

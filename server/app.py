@@ -25,6 +25,7 @@ from pygls.lsp.server import LanguageServer
 from pygls.protocol import LanguageServerProtocol
 from pygls.protocol.language_server import lsp_method
 
+from predictive import llm_config
 from server import settings as settings_mod
 from server.settings import Settings
 
@@ -327,6 +328,8 @@ class LivingMemoryServer(LanguageServer):
             self.show_once(f"Living Memory: {message}")
         self.settings = new
         set_log_level(self, new.level)
+        # the model the user configured here, else the one of the environment (like the CLI)
+        llm_config.configure(new.llm if new.llm.enabled else llm_config.config_from_env()[0])
         return new
 
     def client_supports(self, path: str) -> bool:

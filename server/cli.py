@@ -20,6 +20,7 @@ from typing import Any, NoReturn
 
 import apsw
 
+from predictive import llm_config
 from predictive import operations as ops
 from predictive.operations import ArgumentError, Invalid
 from predictive.signals import Activity
@@ -895,6 +896,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_ERROR
     if args.command == "serve":
         return cmd_serve(args)
+    llm, problems = llm_config.config_from_env()  # LIVING_MEMORY_LLM_* (README: optional LLM)
+    for problem in problems:
+        print(f"warning: {problem}", file=sys.stderr)
+    llm_config.configure(llm)
     if getattr(args, "run", None) is not None:
         return int(args.run(args))
     logging.basicConfig(

@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from predictive.llm_config import LlmConfig
 from server.convert import ConversionError, Invalid, camel, structure
 
 SECTION = "livingMemory"
@@ -67,6 +68,8 @@ class Settings:
     git_poll_seconds: float = 3.0
     embed_batch_size: int = 64
     consolidate_when_idle_minutes: float = 10.0  # 0: only by command
+    # An OpenAI-compatible chat endpoint (predictive.llm_config); nothing is called without it.
+    llm: LlmConfig = field(default_factory=LlmConfig)
 
     def __post_init__(self) -> None:
         if not MIN_BUDGET <= self.budget <= MAX_BUDGET:

@@ -273,4 +273,32 @@ CREATE TABLE locked_contexts(
 );
 """
 
-MIGRATIONS: list[str] = [_V1, _V2, _V3, _V4, _V5]
+# v6: derived categories know where they came from and what their summary was made of (a
+# fingerprint of the members, so only changed categories are summarised again); answers of a
+# configured LLM are cached by model + prompt hash, and its use is counted per day and model
+# (token and cost budgets).
+_V6 = """
+ALTER TABLE categories ADD COLUMN origin TEXT NOT NULL DEFAULT 'manual'
+    CHECK (origin IN ('manual','area','tag'));
+ALTER TABLE categories ADD COLUMN fingerprint TEXT;
+CREATE INDEX categories_parent ON categories(parent_id);
+
+CREATE TABLE llm_cache(
+    key        TEXT PRIMARY KEY,
+    model      TEXT NOT NULL,
+    purpose    TEXT NOT NULL,
+    answer     TEXT NOT NULL,
+    created_at REAL NOT NULL
+) WITHOUT ROWID;
+CREATE TABLE llm_usage(
+    day               TEXT NOT NULL,
+    model             TEXT NOT NULL,
+    calls             INTEGER NOT NULL DEFAULT 0,
+    prompt_tokens     INTEGER NOT NULL DEFAULT 0,
+    completion_tokens INTEGER NOT NULL DEFAULT 0,
+    cost              REAL NOT NULL DEFAULT 0,
+    PRIMARY KEY (day, model)
+) WITHOUT ROWID;
+"""
+
+MIGRATIONS: list[str] = [_V1, _V2, _V3, _V4, _V5, _V6]

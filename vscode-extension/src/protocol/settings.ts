@@ -28,6 +28,7 @@ export const SERVER_SETTING_KEYS = [
   'gitPollSeconds',
   'embedBatchSize',
   'consolidateWhenIdleMinutes',
+  'llm',
 ] as const;
 
 /** Keys only the extension reads (how to launch and install the server). */
@@ -62,6 +63,8 @@ export interface ServerSettings {
   gitPollSeconds: number;
   embedBatchSize: number;
   consolidateWhenIdleMinutes: number;
+  /** The optional OpenAI-compatible endpoint (server: predictive/llm_config.py). */
+  llm: Record<string, unknown>;
 }
 
 const SERVER_KEYS: ReadonlySet<string> = new Set(SERVER_SETTING_KEYS);
