@@ -59,9 +59,17 @@ describe('the settings agree', () => {
     assert.deepEqual(Object.keys(serverSettingDefaults()).sort(), [...SERVER_SETTING_KEYS].sort());
   });
 
-  test("the manifest's defaults are the server's (an empty path stands for the server's default)", () => {
+  test("the manifest's defaults are the server's (an empty path or object stands for the server's default)", () => {
     const server = Object.fromEntries(Object.entries(serverSettingDefaults()).filter(([, v]) => v !== null));
-    assert.deepEqual(serverSettings(manifestDefaults()), server);
+    const isEmpty = (v: unknown) =>
+      v !== null && typeof v === 'object' && !Array.isArray(v) && Object.keys(v).length === 0;
+    // {} leaves every field at the server's default (llm: none configured)
+    const objectDefault = (key: string, v: unknown) => isEmpty(v) && typeof server[key] === 'object';
+    const given = Object.entries(serverSettings(manifestDefaults()));
+    const manifest = Object.fromEntries(given.filter(([k, v]) => !objectDefault(k, v)));
+    const emptied = new Set(given.filter(([k, v]) => objectDefault(k, v)).map(([k]) => k));
+    const expected = Object.fromEntries(Object.entries(server).filter(([k]) => !emptied.has(k)));
+    assert.deepEqual(manifest, expected);
   });
 });
 
