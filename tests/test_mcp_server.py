@@ -119,6 +119,29 @@ async def test_explore_returns_a_tree_of_cited_nodes(project: Path, data: Path) 
     assert child["children"][0]["id"] == c
 
 
+async def test_explore_by_category_lists_the_areas_with_their_summaries(
+    project: Path, data: Path
+) -> None:
+    from predictive.categories import refresh_categories
+
+    with seeded(project, data) as store:
+        for i in range(4):
+            store.add(
+                NewMemory(
+                    text=f"Billing rule {i}: invoices are immutable once sent",
+                    anchors=[Anchor(AnchorType.FILE, f"src/billing/part{i}.py")],
+                )
+            )
+        refresh_categories(store)
+    async with mcp_session(project, data) as s:
+        used = await tokens_of_call(s, "explore", category="", budget=100)
+        one = await call(s, "explore", category="src/billing/")
+        assert "no category" in await call_error(s, "explore", category="nowhere/")
+    assert used <= 100
+    assert [c["name"] for c in one["categories"]] == ["src/billing/"]
+    assert one["categories"][0]["total"] == 4 and one["categories"][0]["summary"]
+
+
 async def test_context_for_a_file_holds_its_decision_within_the_budget(
     project: Path, data: Path
 ) -> None:

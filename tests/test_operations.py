@@ -27,7 +27,7 @@ def wire(result: Any) -> Any:
         (lambda: ops.RememberArgs("x", importance=2.0), "'importance' must be between"),
         (lambda: ops.RememberArgs("x", artifacts=("nocolon",)), "TYPE:REF"),
         (lambda: ops.SearchArgs("q", limit=0), "'limit' must be between"),
-        (lambda: ops.ExploreArgs(), "exactly one of the arguments 'id' and 'query'"),
+        (lambda: ops.ExploreArgs(), "exactly one of the arguments 'id', 'query' and 'category'"),
         (lambda: ops.ResolveArgs(1, "merged"), "needs exactly one"),
         (lambda: ops.ResolveArgs(1, "a_wins", merged_id=3), "go with resolution 'merged'"),
         (lambda: ops.ContextArgs("a.py", budget=10), "'budget' must be between"),
@@ -192,3 +192,29 @@ def test_context_with_bad_diagnostics_names_the_argument(
     with pytest.raises(ArgumentError) as e:
         ops.context_for_file(store, ops.ContextArgs("a.py", diagnostics="[{"), tmp_path)
     assert e.value.argument == "diagnostics"
+
+
+def test_explore_names_the_areas_of_a_root_and_explores_a_category(store: MemoryStore) -> None:
+    from predictive.categories import refresh_categories
+
+    ids = [
+        store.add(
+            NewMemory(
+                f"Auth note {i}: sessions are checked in the middleware",
+                anchors=[Anchor(AnchorType.FILE, f"src/auth/mod{i}.py")],
+            )
+        ).id
+        for i in range(4)
+    ]
+    refresh_categories(store)
+    tree = ops.explore(store, ops.ExploreArgs(id=ids[0], depth=1))
+    assert "src/auth/" in tree.roots[0].areas
+    areas = ops.explore(store, ops.ExploreArgs(category="src/auth/"))
+    assert [c.name for c in areas.categories] == ["src/auth/"]
+    assert areas.categories[0].total == 4 and areas.categories[0].summary
+    assert wire(areas)["categories"][0]["name"] == "src/auth/"
+    everything = ops.explore(store, ops.ExploreArgs(category="", max_nodes=1))
+    assert everything.nodes == 1 and len(everything.categories) == 1
+    with pytest.raises(ArgumentError) as e:
+        ops.explore(store, ops.ExploreArgs(category="nowhere/"))
+    assert e.value.argument == "category"

@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import logging
 
+from predictive.categories import CategoryNode, category_of, category_tree
 from predictive.compress import fill_levels
 from predictive.operations.errors import ArgumentError
 from predictive.operations.requests import (
@@ -191,6 +192,8 @@ def _edge_type(value: str, argument: str) -> EdgeType:
 def explore(store: MemoryStore, a: ExploreArgs, via: str = "explore") -> Explored:
     """A tree: the root memory (or the best matches of a query) and what the graph links to
     them, to ``depth`` levels, at most ``max_nodes`` nodes, each shown at ``level``."""
+    if a.category is not None:
+        return _explore_category(store, a)
     if a.id is not None:
         roots = [memory_of(store, a.id)]
     else:
@@ -213,6 +216,7 @@ def explore(store: MemoryStore, a: ExploreArgs, via: str = "explore") -> Explore
         seen.add(root.id)
         left -= 1
         top = node(root)
+        top.areas = tuple(c.name for c in category_of(store, root.id))
         by_id = {root.id: top}
         steps = store.graph.traverse(
             root.id, depth=a.depth, direction="both", limit=max(1, a.max_nodes * 2)
@@ -235,6 +239,28 @@ def explore(store: MemoryStore, a: ExploreArgs, via: str = "explore") -> Explore
             [t.id for t in trees], AccessKind.VIEW, context=via, bump_generation=False
         )
     return Explored(tuple(trees), a.max_nodes - left, left <= 0, a.depth, a.level)
+
+
+def _explore_category(store: MemoryStore, a: ExploreArgs) -> Explored:
+    """The category tree under ``a.category`` ("": every top category), each node with its
+    summary and member counts, at most ``max_nodes`` nodes."""
+    forest = category_tree(store, root=a.category or None, depth=a.depth)
+    if a.category and not forest:
+        raise ArgumentError("category", f"no category {a.category!r}")
+    left = a.max_nodes
+
+    def cut(nodes: tuple[CategoryNode, ...] | list[CategoryNode]) -> tuple[CategoryNode, ...]:
+        nonlocal left
+        kept = []
+        for n in nodes:
+            if left <= 0:
+                break
+            left -= 1
+            kept.append(dataclasses.replace(n, children=cut(n.children)))
+        return tuple(kept)
+
+    shown = cut(forest)
+    return Explored((), a.max_nodes - left, left <= 0, a.depth, a.level, shown)
 
 
 def cite(store: MemoryStore, a: IdArgs) -> Cited:

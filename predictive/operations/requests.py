@@ -132,7 +132,8 @@ class RelatedArgs:
 @dataclass(frozen=True)
 class ExploreArgs:
     id: int | None = None  # start from this memory …
-    query: str | None = None  # … or from the best matches of a query
+    query: str | None = None  # … or from the best matches of a query …
+    category: str | None = None  # … or from a category ("" for all): its areas and summaries
     depth: int = 2
     max_nodes: int = 50
     roots: int = 5  # with a query: how many matches start a tree
@@ -140,8 +141,8 @@ class ExploreArgs:
     folder: str | None = None
 
     def __post_init__(self) -> None:
-        if (self.id is None) == (self.query is None):
-            raise Invalid("pass exactly one of the arguments 'id' and 'query'")
+        if sum(x is not None for x in (self.id, self.query, self.category)) != 1:
+            raise Invalid("pass exactly one of the arguments 'id', 'query' and 'category'")
         _positive("id", self.id)
         _nonblank("query", self.query)
         _between("depth", self.depth, 0, 6)

@@ -7,6 +7,7 @@ import dataclasses
 from dataclasses import dataclass, field
 from typing import Any
 
+from predictive.categories import CategoryNode
 from predictive.retrieval import Found
 from storage import Memory
 
@@ -161,6 +162,7 @@ class Node(Result):
     via: str | None = None
     strength: float | None = None
     depth: int = 0
+    areas: tuple[str, ...] = ()  # the categories of a root memory
 
 
 @dataclass(frozen=True)
@@ -170,6 +172,7 @@ class Explored(Result):
     truncated: bool
     depth: int
     level: str
+    categories: tuple[CategoryNode, ...] = ()  # exploring a category: its tree with summaries
 
 
 @dataclass(frozen=True)

@@ -173,16 +173,28 @@ def register(app: MCPServer, backend: Backend) -> None:
     async def explore(
         id: Annotated[int | None, Field(ge=1, description="start from this memory")] = None,
         query: Annotated[str | None, Field(description="or from the best matches")] = None,
+        category: Annotated[
+            str | None,
+            Field(description='or a category\'s areas and summaries ("" for all of them)'),
+        ] = None,
         depth: Annotated[int, Field(ge=0, le=4)] = 2,
         max_nodes: Annotated[int, Field(ge=1, le=200)] = 30,
         level: Literal["index", "compressed", "summary", "full"] = "index",
         budget: Annotated[int, _budget(2000)] = 2000,
     ) -> CallToolResult:
         """A tree from one memory (or a query's best matches): each node says how it is
-        related (``via``, ``strength``) and cites its source."""
+        related (``via``, ``strength``), cites its source and names its areas. With
+        ``category``: the project's areas and topics, each with its summary."""
 
         def work(store: MemoryStore) -> dict[str, Any]:
-            args = ExploreArgs(id=id, query=query, depth=depth, max_nodes=max_nodes, level=level)
+            args = ExploreArgs(
+                id=id,
+                query=query,
+                category=category,
+                depth=depth,
+                max_nodes=max_nodes,
+                level=level,
+            )
             out = ops.explore(store, args, via="mcp explore").to_dict()
             nodes = list(_nodes(out["roots"]))
             mems = _memories(store, [n["id"] for n in nodes])
@@ -190,7 +202,7 @@ def register(app: MCPServer, backend: Backend) -> None:
                 m = mems.get(n["id"])
                 if m is not None:
                     n.update({k: v for k, v in citation(m).items() if k not in n})
-            return fit_tree(to_wire(out), budget)
+            return fit_tree(to_wire(out), budget, roots="categories" if category is not None else "roots")
 
         return _result(await _call(backend, work))
 
