@@ -9,13 +9,16 @@ import re
 import time
 from dataclasses import dataclass, replace
 from datetime import datetime, timezone
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from predictive.citation import citation
 from predictive.compress import fill_levels
 from predictive.retrieval import Found, find
 from storage import AccessKind, InvalidInput, Kind, Level, Memory, MemoryFilter, MemoryStore
 from storage.search import MIN_SIMILARITY
+
+if TYPE_CHECKING:
+    from predictive.llm import LlmClient
 
 
 class QuestionKind(str, enum.Enum):
@@ -129,14 +132,19 @@ def ask(
     limit: int = 8,
     as_of: float | None = None,
     context: str = "ask",
+    llm: LlmClient | None = None,
 ) -> dict[str, Any]:
     """Classify ``question``, run its retrieval, return cited items (best first; a history
-    question oldest first) and log them as retrieved."""
+    question oldest first) and log them as retrieved. With a configured ``llm`` the model
+    classifies the question and writes an ``answer`` citing the items (checked, else left
+    out); the items are the same either way."""
+    from predictive.questions import classify_with, compose_answer
+
     if not isinstance(question, str) or not question.strip():
         raise InvalidInput("the question is empty")
     if not 1 <= limit <= 50:
         raise InvalidInput("limit must be between 1 and 50")
-    c = classify_question(question)
+    c = classify_with(llm, question)
     history = c.kind is QuestionKind.HISTORY
     filters = MemoryFilter(valid_at=None if history or as_of is not None else time.time())
     found = find(
@@ -161,7 +169,14 @@ def ask(
     ids = [i["id"] for i in items if i["id"] is not None]
     if ids:
         store.usage.record_many(ids, AccessKind.RETRIEVAL, context=context, bump_generation=False)
+    out: dict[str, Any] = {}
+    if llm is not None:
+        cited = [(i["id"], i["text"]) for i in items if i["id"] is not None]
+        answer = compose_answer(llm, question, cited)
+        if answer.by == "llm":
+            out["answer"] = answer.to_dict()
     return {
+        **out,
         "question": question,
         "type": c.kind.value,
         "cue": c.cue,

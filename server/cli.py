@@ -795,11 +795,17 @@ def cmd_ask(store: MemoryStore, a: argparse.Namespace) -> int:
 
     if store.embeddings.pending():
         store.embeddings.embed_pending(progress=_progress("embedding"))
-    out = ask(store, " ".join(a.question), limit=min(a.limit, 50), as_of=a.as_of, context="cli ask")
+    from predictive.llm import client_for
+
+    question = " ".join(a.question)
+    llm = client_for(store)  # None unless a model is configured (LIVING_MEMORY_LLM_*)
+    out = ask(store, question, limit=min(a.limit, 50), as_of=a.as_of, context="cli ask", llm=llm)
     if a.json:
         _print_json(to_wire(out))
         return EXIT_OK
     print(f"({out['type']} question{': ' + out['cue'] if out['cue'] else ''})")
+    if out.get("answer"):
+        print(out["answer"]["text"])
     if not out["items"]:
         print("Nothing in the memory answers it.")
     for item in out["items"]:

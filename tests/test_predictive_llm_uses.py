@@ -262,3 +262,28 @@ def test_consolidation_without_an_llm_calls_nothing(fake: FakeLlm, store: Memory
     store.add(NewMemory(text="Another long note. " * 80))
     consolidate.run(store)
     assert len(fake.requests) >= 1
+
+
+def test_ask_uses_the_model_to_classify_and_answer_with_the_same_cited_items(
+    fake: FakeLlm, store: MemoryStore
+) -> None:
+    from predictive.ask import ask
+
+    mid = store.add(
+        NewMemory(
+            "The cache is kept in SQLite, not Redis, so the tool runs offline", kind=Kind.DECISION
+        )
+    ).id
+    local = ask(store, "Where is the cache kept?")
+    fake.replies = [
+        '{"kind": "decision"}',
+        json.dumps({"answer": "The cache is kept in SQLite, not Redis.", "cited": [mid]}),
+    ]
+    answered = ask(store, "Where is the cache kept?", llm=client(fake, store))
+    assert "answer" not in local
+    assert answered["type"] == "decision" and answered["answer"]["cited"] == [mid]
+    assert answered["answer"]["by"] == "llm"
+    assert [i["id"] for i in answered["items"]] == [i["id"] for i in local["items"]]
+    fake.replies = ['{"kind": "decision"}', '{"answer": "Somewhere.", "cited": [999]}']
+    refused = ask(store, "Where is the cache kept now?", llm=client(fake, store))
+    assert "answer" not in refused and refused["items"][0]["id"] == mid

@@ -202,7 +202,9 @@ def register(app: MCPServer, backend: Backend) -> None:
                 m = mems.get(n["id"])
                 if m is not None:
                     n.update({k: v for k, v in citation(m).items() if k not in n})
-            return fit_tree(to_wire(out), budget, roots="categories" if category is not None else "roots")
+            return fit_tree(
+                to_wire(out), budget, roots="categories" if category is not None else "roots"
+            )
 
         return _result(await _call(backend, work))
 
@@ -405,7 +407,10 @@ def register(app: MCPServer, backend: Backend) -> None:
         at = _as_of(as_of)
 
         def work(store: MemoryStore) -> dict[str, Any]:
-            out = answer(store, question, limit=limit, as_of=at, context="mcp ask")
+            from predictive.llm import client_for
+
+            llm = client_for(store)  # None unless the user configured a model
+            out = answer(store, question, limit=limit, as_of=at, context="mcp ask", llm=llm)
             return fit_items(to_wire(out), budget)
 
         return _result(await _call(backend, work))
