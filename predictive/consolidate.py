@@ -8,7 +8,8 @@ server's ``livingMemory.consolidate``) does four things, each counted in the ans
 - **near duplicates**: links current memories of the same kind whose vectors are almost the
   same (cosine ≥ :data:`SIMILAR`) with a SIMILAR_TO edge — nothing is merged or archived;
 - **contradictions**: opens one for current memories stating different values for the same
-  ``fact_key`` (resolving stays with the user).
+  ``fact_key``, and those :func:`predictive.contradictions.scan_new` finds among the memories
+  added since its last run (resolving stays with the user).
 
 With ``dryRun`` it only counts what it would do and writes nothing.
 """
@@ -23,6 +24,7 @@ from typing import Any
 import numpy as np
 
 from predictive.compress import backfill_levels
+from predictive.contradictions import scan_new
 from predictive.scoring import decay_score, refresh_decay_scores
 from storage.models import EdgeType
 from storage.repository import MemoryStore
@@ -108,6 +110,8 @@ def run(
         contradictions += 1
         if not dry:
             store.add_contradiction(a, b, reason=f"different values for {key}", confidence=0.8)
+    # the local scanner (predictive.contradictions) over the memories added since its last run
+    contradictions += len(scan_new(store, dry_run=dry))
     step(4, "done")
     return {
         "dryRun": dry,
