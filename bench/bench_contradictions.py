@@ -10,9 +10,10 @@
    precision per split (odd ids tune, even ids held out); contradictions opened across pairs
    are listed apart (unlabelled).
 2. Whole stores: the dev set's workspace (git, decision records, rules, chats) and this
-   repository (git, decision records, rules) are ingested into temporary stores, which runs
-   the scanner on every new memory; the contradictions it opened are counted and a sample is
-   listed (every one of them is a false alarm unless it reads as a real disagreement).
+   repository (git, decision records, rules) are ingested once (cached under
+   ``bench/.cache/contradictions-*``); a copy has its contradictions cleared and every current
+   memory scanned one at a time, as its write would; the contradictions opened are counted
+   and a sample is listed (each one is a false alarm unless it reads as a real disagreement).
 
 Results: ``bench/results/contradictions.json``.
 """
@@ -21,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import shutil
 import tempfile
 import time
 from datetime import datetime, timezone
@@ -160,19 +162,55 @@ def labelled(embedder_name: str) -> dict[str, Any]:
     return out
 
 
-def whole_store(
-    name: str, root: Path, sources: list[str], embedder_name: str, sample: int
-) -> dict[str, Any]:
+def cached_store(name: str, root: Path, sources: list[str], embedder_name: str) -> Path:
+    """A store of ``root`` ingested once (``bench/.cache/contradictions-<name>-<embedder>``)."""
     from predictive.ingest import run
     from storage import MemoryStore
 
-    with tempfile.TemporaryDirectory() as tmp:
-        store = MemoryStore(Path(tmp) / "memory.db", embedder=make_embedder(embedder_name))
-        t0 = time.perf_counter()
+    d = CACHE_DIR / f"contradictions-{name}-{embedder_name}"
+    if (d / "ingested.json").exists():
+        return d
+    if d.exists():
+        shutil.rmtree(d)
+    d.mkdir(parents=True)
+    log(f"{name}: ingesting {root} ({', '.join(sources)}) once into {d}")
+    t0 = time.perf_counter()
+    with MemoryStore(d / "memory.db", embedder=make_embedder(embedder_name)) as store:
         summary = run(store, root=root, options={"sources": sources})
-        seconds = time.perf_counter() - t0
+        store.embed_pending()
+    summary["wallSeconds"] = round(time.perf_counter() - t0, 1)
+    (d / "ingested.json").write_text(json.dumps(summary, indent=1))
+    return d
+
+
+def whole_store(
+    name: str, root: Path, sources: list[str], embedder_name: str, sample: int
+) -> dict[str, Any]:
+    """Every current memory of a real store scanned as its writes would (contradictions an
+    earlier run opened are cleared first)."""
+    from predictive.contradictions import record, scan
+    from storage import MemoryStore
+
+    cached = cached_store(name, root, sources, embedder_name)
+    with tempfile.TemporaryDirectory() as tmp:
+        copy = Path(tmp) / "store"
+        shutil.copytree(cached, copy)
+        store = MemoryStore(copy / "memory.db", embedder=make_embedder(embedder_name))
+        with store.conn:
+            store.conn.execute("DELETE FROM contradictions")
+            store.conn.execute("DELETE FROM edges WHERE type IN ('CONTRADICTS', 'EVOLVED_INTO')")
+        ids = [m for ids in store.current_ids_by_kind().values() for m in ids]
+        times = []
+        for mid in sorted(ids):
+            t0 = time.perf_counter()
+            record(store, scan(store, [mid]))
+            times.append(time.perf_counter() - t0)
         found = store.contradictions(None)
+        by_type: dict[str, int] = {}
         listed = []
+        for c in found:
+            kind = (c.reason or "?").split(":", 1)[0]
+            by_type[kind] = by_type.get(kind, 0) + 1
         for c in found[:sample]:
             a, b = store.get(c.memory_a), store.get(c.memory_b)
             listed.append(
@@ -189,9 +227,11 @@ def whole_store(
         "root": str(root),
         "sources": sources,
         "memories": memories.get("memories"),
-        "added": summary["added"],
+        "current": len(ids),
+        "byKind": memories.get("by_kind"),
         "opened": len(found),
-        "ingestSeconds": round(seconds, 1),
+        "openedByType": by_type,
+        "scanPerMemory": summarize_ms(times),
         "sample": listed,
     }
 

@@ -104,14 +104,16 @@ def run(
 
     step(3, "contradictions")
     contradictions = 0
+    keyed: set[tuple[int, int]] = set()
     for a, b, key in store.fact_conflicts():
         if store.has_contradiction(a, b):
             continue
         contradictions += 1
+        keyed.add((min(a, b), max(a, b)))
         if not dry:
             store.add_contradiction(a, b, reason=f"different values for {key}", confidence=0.8)
     # the local scanner (predictive.contradictions) over the memories added since its last run
-    contradictions += len(scan_new(store, dry_run=dry))
+    contradictions += sum(1 for c in scan_new(store, dry_run=dry) if c.pair not in keyed)
     step(4, "done")
     return {
         "dryRun": dry,

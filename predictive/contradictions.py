@@ -169,7 +169,13 @@ _CONDITION = re.compile(r"\b(?:if|unless|whether|until|once)\b[^,;]*", re.I)
 _TURNS = re.compile(r"\b(?:without|unless|until|except)\b", re.I)
 _NO_LONGER = re.compile(r"\b(?:no\s+longer|not\s+any\s*more|anymore)\b", re.I)
 _CLAUSE_SPLIT = re.compile(
-    r"(?<=[.!?])\s+(?=[A-Z`\"'(*\[])|\n+|;\s+|(?<=\w):\s+(?=[A-Za-z])|\s+but\s+|\s+however,?\s+"
+    r"(?<=[.!?])\s+(?=[A-Z`\"'(*\[])|\n\s*\n|\n(?=\s*(?:[-*+]\s|\d{1,3}[.)]\s|\||#))|(?<=[.!?:])\n"
+    r"|;\s+|(?<=\w):\s+(?=[A-Za-z])|\s+but\s+|\s+however,?\s+"
+)
+"""Clause boundaries: sentences, paragraphs, list items, table rows, semicolons, "but"; a line
+wrapped inside a sentence is not one."""
+_CHANGED = re.compile(
+    r"\b(?:modified|changed|updated|moved|switched|migrated|renamed|rewritten|reworked)\b", re.I
 )
 _VERSION_OR_DATE = re.compile(r"^\d{4}-\d{2}(?:-\d{2})?$|^\d{1,2}:\d{2}")
 
@@ -227,6 +233,7 @@ class _Clause:
     words: frozenset[str]
     negative: bool
     no_longer: bool
+    changes: bool = False  # it reports a change (removed, replaced, dropped…)
 
 
 @dataclass(frozen=True)
@@ -314,7 +321,7 @@ _CHANGE_PATTERNS = (
     ),
 )
 _ASSIGN = re.compile(
-    r"(?<![\w.])(?P<k>[A-Za-z_][\w.-]{1,60}?)\s*(?:=|:=|==|:)\s*[\"'`]?(?P<v>[\w.:/%+-]{1,60})"
+    r"(?<![\w.])(?P<k>[A-Za-z_][\w.-]{1,60}?)\s*(?P<op>=|:=|==|:)\s*[\"'`]?(?P<v>[\w.:/%+-]{1,60})"
 )
 _NUMBERED = re.compile(
     r"\b(?P<k>[A-Za-z][\w-]{1,40})\s+(?:(?:is|of|to|at|=|set\s+to|to\s+be)\s+)?"
@@ -390,6 +397,10 @@ def _values_of(clause: str, words: frozenset[str]) -> list[_Value]:
                 continue
             if pattern is not _ASSIGN and not re.match(r"\d", v):
                 continue
+            if pattern is _ASSIGN and m.group("op") == ":" and not (
+                re.match(r"\d", v) or re.search(r"[_.]", k)
+            ):
+                continue  # "Status: accepted", "Chosen option: X" are prose, not settings
             if k.isdigit() or len(k) < 2:
                 continue
             out.append(_Value(k, v, words - {_stem(k)}, clause))
@@ -423,13 +434,22 @@ def analyse(text: str) -> _Analysis:
                     stripped = stripped.replace(m.group("l"), " ")
                     if pattern is _CHOICE_PATTERNS[4]:
                         negative = False  # "X, not Y" says X
+        changes = len(a.changes)
         for pattern in _CHANGE_PATTERNS:
             for m in pattern.finditer(clause):
                 loser = _first_words(m.group("l"))
                 if loser:
                     a.changes.append(_Choice(frozenset(), loser, clause))
         a.values += _values_of(clause, words)
-        a.clauses.append(_Clause(clause, content_words(stripped) or words, negative, no_longer))
+        a.clauses.append(
+            _Clause(
+                clause,
+                content_words(stripped) or words,
+                negative,
+                no_longer,
+                len(a.changes) > changes or bool(_CHANGED.search(clause)),
+            )
+        )
     return a
 
 
@@ -498,21 +518,31 @@ def _choice_finding(ax: _Analysis, ay: _Analysis) -> Finding | None:
     return None
 
 
-def _change_finding(x: Memory, ax: _Analysis, y: Memory, ay: _Analysis) -> Finding | None:
+def _change_finding(
+    x: Memory, ax: _Analysis, y: Memory, ay: _Analysis, *, titled: bool = False
+) -> Finding | None:
     """One says something stopped holding (or chose something instead of it) that the other
-    states or asks for."""
+    states or asks for. ``titled``: what stopped must be named in the other's title (two
+    decision records, whose prose discusses much more than what they decide)."""
     # whichever was written first: a rule read today may be older than the commit that
     # changed what it says, so the side that reports the change counts as the newer one
     for first_newer, (an, ao) in ((True, (ax, ay)), (False, (ay, ax))):
-        newer = x if first_newer else y
+        newer, older = (x, y) if first_newer else (y, x)
+        title = content_words(older.text.split("\n", 1)[0]) if titled else None
+        # a record's own title says what its clauses are about
+        own = content_words(newer.text.split("\n", 1)[0]) if titled else frozenset()
         losers = [*an.changes, *an.choices]
         # a short statement (a commit, a rule) is about one thing: all of it is the subject
         whole = content_words(newer.text) if len(newer.text) <= SHORT_CHARS else None
         for choice in losers:
             loser, said = choice.loser, choice.text
-            said_words = whole if whole is not None else content_words(said)
+            said_words = whole if whole is not None else content_words(said) | own
+            if title is not None and not (loser & title):
+                continue
             for clause in ao.clauses:
                 if clause.negative != choice.negated or not (loser & clause.words):
+                    continue
+                if clause.changes:  # it reports a change itself: not a statement of the state
                     continue
                 if _same_subject(said_words, clause.words) < CHANGE_OVERLAP:
                     continue
@@ -627,7 +657,7 @@ def detect(x: Memory, y: Memory) -> Finding | None:
         # two records: what they decide, not the options, context and consequences they
         # discuss (which quote earlier records and what was rejected); no bare polarity
         dx, dy = analyse(decision_part(x.text)), analyse(decision_part(y.text))
-        return _value_finding(dx, dy) or _choice_finding(dx, dy) or _change_finding(x, dx, y, dy)
+        return _value_finding(dx, dy) or _choice_finding(dx, dy) or _change_finding(x, dx, y, dy, titled=True)
     return (
         _value_finding(ax, ay)
         or _choice_finding(ax, ay)
