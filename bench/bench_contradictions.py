@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import shutil
 import tempfile
 import time
@@ -183,6 +184,25 @@ def cached_store(name: str, root: Path, sources: list[str], embedder_name: str) 
     return d
 
 
+_REMEMBER = re.compile(r'remember --kind (\w+)(?: --anchor \S+)* "([^"]+)"')
+
+
+def remember_demo(store: Any, root: Path) -> list[str]:
+    """What the project's README tells a new user to ``remember`` (the issue's example: the
+    demo's convention against a commit of the same repository), added as the user would."""
+    from storage import Kind, NewMemory
+
+    readme = root / "README.md"
+    if not readme.is_file():
+        return []
+    out = []
+    for kind, text in _REMEMBER.findall(readme.read_text(encoding="utf-8", errors="replace")):
+        store.add(NewMemory(text=text, kind=Kind(kind)))
+        out.append(f"{kind}: {text}")
+    store.embed_pending()
+    return out
+
+
 def whole_store(
     name: str, root: Path, sources: list[str], embedder_name: str, sample: int
 ) -> dict[str, Any]:
@@ -199,6 +219,7 @@ def whole_store(
         with store.conn:
             store.conn.execute("DELETE FROM contradictions")
             store.conn.execute("DELETE FROM edges WHERE type IN ('CONTRADICTS', 'EVOLVED_INTO')")
+        remembered = remember_demo(store, root)
         ids = [m for ids in store.current_ids_by_kind().values() for m in ids]
         times = []
         for mid in sorted(ids):
@@ -229,6 +250,7 @@ def whole_store(
         "memories": memories.get("memories"),
         "current": len(ids),
         "byKind": memories.get("by_kind"),
+        "remembered": remembered,
         "opened": len(found),
         "openedByType": by_type,
         "scanPerMemory": summarize_ms(times),

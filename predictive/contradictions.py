@@ -165,7 +165,7 @@ _NEGATION = re.compile(
     r"disable[ds]?|forbid(?:den|s)?|prohibit(?:ed|s)?|stop(?:ped|s)?\s+using)\b|n't\b",
     re.I,
 )
-_CONDITION = re.compile(r"\b(?:if|unless|whether|until|once)\b[^,;]*", re.I)
+_CONDITION = re.compile(r"\b(?:if|unless|whether|until|once|when|whenever)\b[^,;]*", re.I)
 _TURNS = re.compile(r"\b(?:without|unless|until|except)\b", re.I)
 _NO_LONGER = re.compile(r"\b(?:no\s+longer|not\s+any\s*more|anymore)\b", re.I)
 _CLAUSE_SPLIT = re.compile(
@@ -234,6 +234,7 @@ class _Clause:
     negative: bool
     no_longer: bool
     changes: bool = False  # it reports a change (removed, replaced, dropped…)
+    target: frozenset[str] = frozenset()  # what a negative clause says no to (first words)
 
 
 @dataclass(frozen=True)
@@ -299,6 +300,11 @@ _IN_FAVOUR = re.compile(
     re.I,
 )
 _CHANGE_PATTERNS = (
+    re.compile(
+        r"(?P<l>[^,;:.()]{2,60}?)\s+(?:is|are|was|were|has\s+been|have\s+been)\s+"
+        r"(?:no\s+longer|not\s+(?:used|needed|required|supported)\s+any\s*more)\b",
+        re.I,
+    ),
     re.compile(
         r"\b(?:no\s+longer|not\s+any\s*more)\s+(?P<l>[^,;:.()]{2,80})",
         re.I,
@@ -397,8 +403,10 @@ def _values_of(clause: str, words: frozenset[str]) -> list[_Value]:
                 continue
             if pattern is not _ASSIGN and not re.match(r"\d", v):
                 continue
-            if pattern is _ASSIGN and m.group("op") == ":" and not (
-                re.match(r"\d", v) or re.search(r"[_.]", k)
+            if (
+                pattern is _ASSIGN
+                and m.group("op") == ":"
+                and not (re.match(r"\d", v) or re.search(r"[_.]", k))
             ):
                 continue  # "Status: accepted", "Chosen option: X" are prose, not settings
             if k.isdigit() or len(k) < 2:
@@ -448,6 +456,7 @@ def analyse(text: str) -> _Analysis:
                 negative,
                 no_longer,
                 len(a.changes) > changes or bool(_CHANGED.search(clause)),
+                _first_words(stated[first.end() :], 3) if negative and first else frozenset(),
             )
         )
     return a
@@ -537,6 +546,8 @@ def _change_finding(
         for choice in losers:
             loser, said = choice.loser, choice.text
             said_words = whole if whole is not None else content_words(said) | own
+            # a whole short text shares words with much: three of them make one subject
+            need = 3 if whole is not None else 2
             if title is not None and not (loser & title):
                 continue
             for clause in ao.clauses:
@@ -544,7 +555,7 @@ def _change_finding(
                     continue
                 if clause.changes:  # it reports a change itself: not a statement of the state
                     continue
-                if _same_subject(said_words, clause.words) < CHANGE_OVERLAP:
+                if _same_subject(said_words, clause.words, need=need) < CHANGE_OVERLAP:
                     continue
                 return Finding(
                     "changed",
@@ -637,6 +648,8 @@ def _polarity_finding(ax: _Analysis, ay: _Analysis) -> Finding | None:
             if _same_subject(cx.words, cy.words) < OVERLAP:
                 continue
             neg, pos = (cx, cy) if cx.negative else (cy, cx)
+            if neg.target and not (neg.target & pos.words):
+                continue  # "avoid blocking calls in async methods" says nothing against async
             return Finding(
                 "polarity",
                 f"one says not — “{_clip(neg.text)}” — the other says so — “{_clip(pos.text)}”",
@@ -657,7 +670,11 @@ def detect(x: Memory, y: Memory) -> Finding | None:
         # two records: what they decide, not the options, context and consequences they
         # discuss (which quote earlier records and what was rejected); no bare polarity
         dx, dy = analyse(decision_part(x.text)), analyse(decision_part(y.text))
-        return _value_finding(dx, dy) or _choice_finding(dx, dy) or _change_finding(x, dx, y, dy, titled=True)
+        return (
+            _value_finding(dx, dy)
+            or _choice_finding(dx, dy)
+            or _change_finding(x, dx, y, dy, titled=True)
+        )
     return (
         _value_finding(ax, ay)
         or _choice_finding(ax, ay)
