@@ -167,7 +167,6 @@ _NEGATION = re.compile(
 )
 _CONDITION = re.compile(r"\b(?:if|unless|whether|until|once|when|whenever)\b[^,;]*", re.I)
 _TURNS = re.compile(r"\b(?:without|unless|until|except)\b", re.I)
-_NO_LONGER = re.compile(r"\b(?:no\s+longer|not\s+any\s*more|anymore)\b", re.I)
 _CLAUSE_SPLIT = re.compile(
     r"(?<=[.!?])\s+(?=[A-Z`\"'(*\[])|\n\s*\n|\n(?=\s*(?:[-*+]\s|\d{1,3}[.)]\s|\||#))|(?<=[.!?:])\n"
     r"|;\s+|(?<=\w):\s+(?=[A-Za-z])|\s+but\s+|\s+however,?\s+"
@@ -232,7 +231,6 @@ class _Clause:
     text: str
     words: frozenset[str]
     negative: bool
-    no_longer: bool
     changes: bool = False  # it reports a change (removed, replaced, dropped…)
     target: frozenset[str] = frozenset()  # what a negative clause says no to (first words)
 
@@ -415,7 +413,7 @@ def _values_of(clause: str, words: frozenset[str]) -> list[_Value]:
     return out
 
 
-@lru_cache(maxsize=8192)
+@lru_cache(maxsize=2048)
 def analyse(text: str) -> _Analysis:
     """The clauses, choices, changes, values and record references of ``text``."""
     a = _Analysis()
@@ -431,7 +429,6 @@ def analyse(text: str) -> _Analysis:
         stated = _CONDITION.sub(" ", clause)
         first = _NEGATION.search(stated)
         negative = bool(first) and not _TURNS.search(stated, first.end() if first else 0)
-        no_longer = bool(_NO_LONGER.search(clause))
         stripped = clause
         for pattern in (*_CHOICE_PATTERNS, _IN_FAVOUR):
             for m in pattern.finditer(clause):
@@ -454,7 +451,6 @@ def analyse(text: str) -> _Analysis:
                 clause,
                 content_words(stripped) or words,
                 negative,
-                no_longer,
                 len(a.changes) > changes or bool(_CHANGED.search(clause)),
                 _first_words(stated[first.end() :], 3) if negative and first else frozenset(),
             )
@@ -739,8 +735,10 @@ def scan(
     wanted = list(dict.fromkeys(int(i) for i in ids))
     out: list[Conflict] = []
     seen: set[tuple[int, int]] = set()
+    # a commit or a message can only contradict a related memory: none, nothing to look for
+    related = store.count(MemoryFilter(kinds=RELATED_KINDS, valid_at=time.time())) > 0
     for m in store.get_many(wanted):
-        if not _scannable(m):
+        if not _scannable(m) or (m.kind in CHANGE_KINDS and not related):
             continue
         near = _neighbours(store, m, neighbours)
         if not near:
