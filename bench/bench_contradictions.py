@@ -43,6 +43,8 @@ from bench.common import (
 
 PAIRS = BENCH_DIR / "data" / "contradiction_pairs.json"
 THIS_REPO = BENCH_DIR.parent
+ADR_DATA = THIS_REPO.parent / "shared" / "data" / "adr"
+"""Real decision records (``../shared/data/adr`` beside the repository), when present."""
 DAY = 86400.0
 BASE = datetime(2024, 1, 1, tzinfo=timezone.utc).timestamp()
 
@@ -163,7 +165,9 @@ def labelled(embedder_name: str) -> dict[str, Any]:
     return out
 
 
-def cached_store(name: str, root: Path, sources: list[str], embedder_name: str) -> Path:
+def cached_store(
+    name: str, root: Path, sources: list[str], embedder_name: str, paths: list[str] | None = None
+) -> Path:
     """A store of ``root`` ingested once (``bench/.cache/contradictions-<name>-<embedder>``)."""
     from predictive.ingest import run
     from storage import MemoryStore
@@ -177,7 +181,7 @@ def cached_store(name: str, root: Path, sources: list[str], embedder_name: str) 
     log(f"{name}: ingesting {root} ({', '.join(sources)}) once into {d}")
     t0 = time.perf_counter()
     with MemoryStore(d / "memory.db", embedder=make_embedder(embedder_name)) as store:
-        summary = run(store, root=root, options={"sources": sources})
+        summary = run(store, root=root, options={"sources": sources, "paths": paths or []})
         store.embed_pending()
     summary["wallSeconds"] = round(time.perf_counter() - t0, 1)
     (d / "ingested.json").write_text(json.dumps(summary, indent=1))
@@ -204,14 +208,19 @@ def remember_demo(store: Any, root: Path) -> list[str]:
 
 
 def whole_store(
-    name: str, root: Path, sources: list[str], embedder_name: str, sample: int
+    name: str,
+    root: Path,
+    sources: list[str],
+    embedder_name: str,
+    sample: int,
+    paths: list[str] | None = None,
 ) -> dict[str, Any]:
     """Every current memory of a real store scanned as its writes would (contradictions an
     earlier run opened are cleared first)."""
     from predictive.contradictions import record, scan
     from storage import MemoryStore
 
-    cached = cached_store(name, root, sources, embedder_name)
+    cached = cached_store(name, root, sources, embedder_name, paths)
     with tempfile.TemporaryDirectory() as tmp:
         copy = Path(tmp) / "store"
         shutil.copytree(cached, copy)
@@ -282,18 +291,20 @@ def main(argv: list[str] | None = None) -> int:
     for alarm in result["labelled"]["tune"]["falseAlarms"]:
         log(f"  false alarm #{alarm['id']} ({alarm['type']}): {alarm['reason'][:150]}")
     if not args.no_stores:
-        devset_ws = args.devset_ws
-        stores = []
-        if (devset_ws / ".git").is_dir():
-            stores.append(("devset", devset_ws, ["all"]))
+        stores: list[tuple[str, Path, list[str], list[str] | None]] = []
+        if (args.devset_ws / ".git").is_dir():
+            stores.append(("devset", args.devset_ws, ["all"], None))
         else:
-            log(f"no dev-set workspace at {devset_ws}: run bench.bench_devset once")
-        stores.append(("this-repo", THIS_REPO, ["git", "adr", "rules"]))
+            log(f"no dev-set workspace at {args.devset_ws}: run bench.bench_devset once")
+        stores.append(("this-repo", THIS_REPO, ["git", "adr", "rules"], None))
+        if ADR_DATA.is_dir():
+            for folder in sorted(p for p in ADR_DATA.iterdir() if p.is_dir()):
+                stores.append((f"adr-{folder.name}", folder, ["adr"], [str(folder)]))
         result["stores"] = []
-        for name, root, sources in stores:
-            r = whole_store(name, root, sources, args.embedder, args.sample)
+        for name, root, sources, paths in stores:
+            r = whole_store(name, root, sources, args.embedder, args.sample, paths)
             result["stores"].append(r)
-            log(f"{name}: {r['opened']} contradictions opened over {r['memories']} memories")
+            log(f"{name}: {r['opened']} contradictions opened over {r['current']} memories")
             for s in r["sample"]:
                 log(f"  {s['reason'][:160]}\n    a: {s['a'][:120]!r}\n    b: {s['b'][:120]!r}")
     result["machine"] = m

@@ -466,8 +466,18 @@ def _number(m: Memory, a: _Analysis) -> int | None:
     return n if isinstance(n, int) and not isinstance(n, bool) else a.number
 
 
+def _record_folder(m: Memory) -> str | None:
+    """The folder of a decision record read from a file (None for any other memory)."""
+    if m.source != "adr" or not m.source_id:
+        return None
+    return m.source_id.rsplit("/", 1)[0] if "/" in m.source_id else ""
+
+
 def _ref_finding(x: Memory, ax: _Analysis, y: Memory, ay: _Analysis) -> Finding | None:
     """One record names the other's number after supersedes / amends (or "… by")."""
+    fx, fy = _record_folder(x), _record_folder(y)
+    if fx is not None and fy is not None and fx != fy:
+        return None  # two folders of records number their records each on their own
     for holder, ah, other, ao, holder_is_x in ((x, ax, y, ay, True), (y, ay, x, ax, False)):
         wanted = _number(other, ao)
         if wanted is None or wanted == _number(holder, ah):
@@ -830,7 +840,7 @@ def scan_and_record(
 
 SCAN_STATE = "contradictions"
 """Ingest-state key holding the last memory id consolidation scanned through."""
-MAX_SCAN = 5000
+MAX_SCAN = 2000
 """Memories one consolidation scans at most (the next run goes on from there)."""
 
 
