@@ -457,3 +457,28 @@ def test_a_partly_superseded_record_stays_valid_linked_and_contradicted(
     (c,) = store.contradictions(ContradictionStatus.OPEN)
     assert (c.memory_a, c.memory_b) == (old.id, new.id)
     assert c.reason is not None and "partly supersedes" in c.reason
+
+
+def test_record_numbers_count_within_one_folder(
+    store: MemoryStore, put: Callable[..., int]
+) -> None:
+    text = "ADR {n}: {t}\nStatus: accepted\n\nDecision: {d}"
+    old = put(
+        text.format(n=8, t="Postgres", d="Keep PostgreSQL."),
+        Kind.DECISION,
+        0,
+        source="adr",
+        source_id="infra/adr/0008-postgres.md",
+        metadata={"number": 8},
+    )
+    new = put(
+        text.format(n=13, t="Front matter", d="Use YAML front matter. Supersedes ADR 8."),
+        Kind.DECISION,
+        5,
+        source="adr",
+        source_id="docs/adr/0013-front-matter.md",
+        metadata={"number": 13},
+    )
+    assert _pair(store, old, new) == []
+    remembered = put("We now use managed databases: this supersedes ADR 8.", Kind.DECISION, 9)
+    assert [c.type for c in _pair(store, old, remembered)] == ["superseded"]
