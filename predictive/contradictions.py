@@ -66,6 +66,8 @@ MIN_SIMILARITY = 0.3
 MAX_EPISODE_CHARS = 2000
 """An episode longer than this (a whole conversation) is not compared clause by clause."""
 MAX_CLAUSES = 120
+MAX_CLAUSE_WORDS = 60
+"""A clause longer than this many words is no single statement."""
 OVERLAP = 0.6
 """Share of the shorter clause's content words the other must hold to be about the same."""
 CHANGE_OVERLAP = 0.5
@@ -176,6 +178,9 @@ wrapped inside a sentence is not one."""
 _CHANGED = re.compile(
     r"\b(?:modified|changed|updated|moved|switched|migrated|renamed|rewritten|reworked)\b", re.I
 )
+_PREPOSITIONS = frozenset(
+    "in from for of on at to with by into onto via about across through within".split()
+)
 _VERSION_OR_DATE = re.compile(r"^\d{4}-\d{2}(?:-\d{2})?$|^\d{1,2}:\d{2}")
 
 
@@ -191,7 +196,7 @@ def _stem(word: str) -> str:
         if word.endswith(suf) and len(word) - len(suf) >= 3 and not word.endswith("ss"):
             word = word[: -len(suf)]
             break
-    if word.endswith("e") and len(word) > 4:
+    if word.endswith("e") and len(word) >= 4:  # name, named → nam; cache, cached → cach
         word = word[:-1]
     if word.endswith("at") and len(word) > 7:  # consolidate, consolidation → consolid
         word = word[:-2]
@@ -367,15 +372,24 @@ def _last_words(text: str, n: int = 4) -> frozenset[str]:
 
 
 def _first_words(text: str, n: int = 4) -> frozenset[str]:
-    words = [w for w in _WORDS.findall(text.lower()) if w not in _STOP]
-    return frozenset(_stem(w) for w in words[:n])
+    """The head of a phrase: its first content words, up to a preposition ("the `self`
+    parameter from methods in cleanup.py" → self, parameter)."""
+    words = []
+    for w in _WORDS.findall(text.lower()):
+        if w in _PREPOSITIONS and words:
+            break
+        if w not in _STOP:
+            words.append(_stem(w))
+    return frozenset(words[:n])
 
 
 def _clauses(text: str) -> list[str]:
+    """The statements of ``text``; a piece with more words than a statement has (a file
+    tree, a list of keywords run together) is none."""
     out = []
     for piece in _CLAUSE_SPLIT.split(text):
         piece = piece.strip(" \t-*>#")
-        if len(piece) >= 4:
+        if len(piece) >= 4 and len(piece.split()) <= MAX_CLAUSE_WORDS:
             out.append(piece)
         if len(out) >= MAX_CLAUSES:
             break
@@ -700,6 +714,8 @@ def _scannable(m: Memory) -> bool:
         return False
     if m.kind in RELATED_KINDS:
         return True
+    if m.kind in CHANGE_KINDS and m.source.startswith("chat:"):
+        return False  # a whole conversation's summary: its items are compared instead
     return m.kind in CHANGE_KINDS and len(m.text) <= MAX_EPISODE_CHARS
 
 
