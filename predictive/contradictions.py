@@ -1,27 +1,39 @@
 """The contradiction scanner: local, deterministic, no LLM.
 
 ``scan(store, ids)`` compares each memory with its nearest neighbours (keyword and vector) of
-related kinds and answers the pairs that disagree, each with a type and a reason quoting both
-sides; ``record(store, conflicts)`` opens them (never twice for one pair, whatever the first
-one's status). The types:
+related kinds (decision, convention, fact, solution, preference, workflow, pattern; a commit or
+other short episode only against those) and answers the pairs that disagree, each with a type
+and a reason quoting both sides; ``record(store, conflicts)`` opens them (never twice for one
+pair, whatever the first one's status). The types:
 
-- **superseded** / **amended**: a decision record says it supersedes or amends another
-  ("supersedes ADR 3", "superseded by [ADR #0033]"); "in part", "partly" and "amends" make it
-  a *partial* supersession: the two are linked (EVOLVED_INTO) and the older stays valid;
+- **superseded** / **amended**: a record names another's number after supersedes / amends
+  ("supersedes ADR 3", "superseded by [ADR #0033]", within one folder of records); "in part",
+  "partly", "amends" or a "partly superseded" status make it *partial*: the two are linked
+  (EVOLVED_INTO) and the older stays valid;
 - **value**: the same key or setting with another value (``timeout = 30`` / ``timeout = 60``,
-  "port 8080" / "port 9090", a table row ``|Staging|10.2.0.0/16|`` / ``|Staging|10.12…|``);
+  "port 8080" / "port 9090", "3 workers" / "5 workers", a table row ``|Staging|10.2.0.0/16|`` /
+  ``|Staging|10.12.0.0/16|``), the rest of the two statements about the same thing;
 - **preference**: "X over Y" against "Y over X" (also instead of, rather than, replace … with,
-  switch from … to);
-- **changed**: a later memory says what an earlier one states is no longer so ("no longer",
-  "instead of", "replaced", "reverted", "stopped using", "removed");
+  switch from … to, "X, not Y");
+- **changed**: one says what the other states stopped holding ("no longer", "instead of",
+  "replaced", "reverted", "stopped using", "removed", "X is no longer used"); the side that
+  reports the change is the newer (a rule read today may be older than the commit);
 - **polarity**: one says do, the other do not, about the same thing (always/never, use/don't
-  use), negations counted so "don't commit without running tests" is not a "never".
+  use, an opposite word such as on/off or ignores/respects); "don't … without …" is a do, and
+  a negation inside an if/when condition states nothing.
+
+Two decision records are compared only on what they decide (their Decision part), through
+their links, values, reversed choices, and what one drops that the other's title names: their
+prose discusses options and earlier records. A clause of more than :data:`MAX_CLAUSE_WORDS`
+words (a file tree) is no statement.
 
 Pairs never compared: a memory and its own source (DERIVED_FROM), two versions of one source
-(one supersedes the other, or the same source id), memories already in a contradiction.
+(one supersedes the other, or the same source id), a conversation's own summary, two episodes,
+memories already in a contradiction.
 
 An optional ``judge(text_a, text_b) -> Verdict | None`` (an LLM, when one is configured) has
-the last word on every candidate pair it answers; None leaves the local rules to decide.
+the last word on every candidate pair it answers; None (or an error) leaves the local rules to
+decide.
 """
 
 from __future__ import annotations
