@@ -613,8 +613,6 @@ _ANTONYMS: tuple[tuple[str, str], ...] = (
     ("requir", "optional"),
     ("mandatory", "optional"),
     ("accept", "reject"),
-    ("add", "remov"),
-    ("keep", "drop"),
     ("open", "clos"),
     ("befor", "after"),
     ("local", "remot"),
@@ -639,7 +637,7 @@ for _a, _b in _ANTONYMS:
 def _antonym_finding(ax: _Analysis, ay: _Analysis) -> Finding | None:
     """The same statement with one word turned into its opposite (on/off, ignores/respects)."""
     for cx in ax.clauses:
-        opposed = {(w, o) for w in cx.words for o in _OPPOSITE.get(w, ())}
+        opposed = {(w, o) for w in cx.words for o in _OPPOSITE.get(w, ()) if o not in cx.words}
         if not opposed:
             continue
         for cy in ay.clauses:
