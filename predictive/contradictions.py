@@ -78,6 +78,8 @@ MIN_SIMILARITY = 0.3
 MAX_EPISODE_CHARS = 2000
 """An episode longer than this (a whole conversation) is not compared clause by clause."""
 MAX_CLAUSES = 120
+MAX_TEXT = 20_000
+"""Characters of a text that are read (a pasted log or file says no more past this)."""
 MAX_CLAUSE_WORDS = 60
 """A clause longer than this many words is no single statement."""
 OVERLAP = 0.6
@@ -692,14 +694,15 @@ def detect(x: Memory, y: Memory) -> Finding | None:
     """Whether two memories disagree, and why (local rules only)."""
     if not x.text.strip() or not y.text.strip():
         return None
-    ax, ay = analyse(x.text), analyse(y.text)
+    ax, ay = analyse(x.text[:MAX_TEXT]), analyse(y.text[:MAX_TEXT])
     found = _ref_finding(x, ax, y, ay)
     if found is not None:
         return found
     if x.kind is Kind.DECISION and y.kind is Kind.DECISION:
         # two records: what they decide, not the options, context and consequences they
         # discuss (which quote earlier records and what was rejected); no bare polarity
-        dx, dy = analyse(decision_part(x.text)), analyse(decision_part(y.text))
+        dx = analyse(decision_part(x.text[:MAX_TEXT]))
+        dy = analyse(decision_part(y.text[:MAX_TEXT]))
         return (
             _value_finding(dx, dy)
             or _choice_finding(dx, dy)
@@ -745,7 +748,7 @@ def _neighbours(store: MemoryStore, m: Memory, k: int) -> list[int]:
     except StoreError:
         return []
     found = [h.memory.id for h in hits if h.memory.id != m.id]
-    numbers = [r.number for r in analyse(m.text).refs]
+    numbers = [r.number for r in analyse(m.text[:MAX_TEXT]).refs]
     for ids in decisions_numbered(store, numbers).values():
         found += [i for i in ids if i != m.id and i not in found]
     return found

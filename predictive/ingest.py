@@ -593,7 +593,7 @@ def _scan_contradictions(store: MemoryStore, before: int) -> int:
     ingestion stands without them)."""
     try:
         return len(scan_and_record(store, ids_after(store, before)))
-    except StoreError:
+    except Exception:  # whatever went wrong, what was ingested stays ingested
         log.warning("scanning for contradictions failed", exc_info=True)
         return 0
 

@@ -482,3 +482,18 @@ def test_record_numbers_count_within_one_folder(
     assert _pair(store, old, new) == []
     remembered = put("We now use managed databases: this supersedes ADR 8.", Kind.DECISION, 9)
     assert [c.type for c in _pair(store, old, remembered)] == ["superseded"]
+
+
+def test_huge_and_odd_texts_are_read_without_trouble(
+    store: MemoryStore, put: Callable[..., int]
+) -> None:
+    blob = "x" * 150_000
+    table = "|" + "|".join("cell" for _ in range(5000)) + "\n"
+    ids = [
+        put(blob, Kind.FACT, 0),
+        put("Never " + blob, Kind.CONVENTION, 1),
+        put(table * 5, Kind.FACT, 2),
+        put("timeout = 30 " * 2000, Kind.FACT, 3),
+        put("😀 ünïcödé — ‘quotes’ ≠ ascii; don’t panic", Kind.CONVENTION, 4),
+    ]
+    assert isinstance(scan(store, ids), list)
