@@ -86,7 +86,7 @@ def build(store: Any, pairs: list[dict[str, Any]]) -> dict[int, tuple[int, int]]
             )
             got.append(r.id)
         ids[p["id"]] = (got[0], got[1])
-    store.embed_pending()
+    store.embeddings.embed_pending()
     return ids
 
 
@@ -147,7 +147,7 @@ def labelled(embedder_name: str) -> dict[str, Any]:
             record(store, found)
             times.append(time.perf_counter() - t0)
             conflicts += found
-        opened = {(c.memory_a, c.memory_b): c for c in store.contradictions(None)}
+        opened = {(c.memory_a, c.memory_b): c for c in store.contradictions.query(None)}
         labelled_pairs = {(min(a, b), max(a, b)) for a, b in ids.values()}
         across = [
             {
@@ -182,7 +182,7 @@ def cached_store(
     t0 = time.perf_counter()
     with MemoryStore(d / "memory.db", embedder=make_embedder(embedder_name)) as store:
         summary = run(store, root=root, options={"sources": sources, "paths": paths or []})
-        store.embed_pending()
+        store.embeddings.embed_pending()
     summary["wallSeconds"] = round(time.perf_counter() - t0, 1)
     (d / "ingested.json").write_text(json.dumps(summary, indent=1))
     return d
@@ -203,7 +203,7 @@ def remember_demo(store: Any, root: Path) -> list[str]:
     for kind, text in _REMEMBER.findall(readme.read_text(encoding="utf-8", errors="replace")):
         store.add(NewMemory(text=text, kind=Kind(kind)))
         out.append(f"{kind}: {text}")
-    store.embed_pending()
+    store.embeddings.embed_pending()
     return out
 
 
@@ -235,7 +235,7 @@ def whole_store(
             t0 = time.perf_counter()
             record(store, scan(store, [mid]))
             times.append(time.perf_counter() - t0)
-        found = store.contradictions(None)
+        found = store.contradictions.query(None)
         by_type: dict[str, int] = {}
         listed = []
         for c in found:

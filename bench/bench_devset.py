@@ -82,7 +82,7 @@ def ingest(ws: Path, embedder_name: str, rebuild: bool) -> tuple[Any, dict[str, 
         log("ingesting (git, decision records, rules, chats)")
         t0 = time.perf_counter()
         summary = run(store, root=ws, options={"sources": ["all"]})
-        store.embed_pending()
+        store.embeddings.embed_pending()
         summary["wallSeconds"] = round(time.perf_counter() - t0, 1)
         (d / "ingested.json").write_text(json.dumps(summary, indent=1))
         log(f"ingested in {summary['wallSeconds']} s: {summary['added']} memories")

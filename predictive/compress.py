@@ -838,10 +838,10 @@ and refilled."""
 def reset_stale_levels(store: MemoryStore) -> int:
     """Clear the compressed lines and labels an older compressor made (once per store);
     return how many memories lost them. Summaries stay: extraction may have written them."""
-    if store.ingest_state("levels").get("format", LEVELS_FORMAT) == LEVELS_FORMAT:
+    if store.cursors.get("levels").get("format", LEVELS_FORMAT) == LEVELS_FORMAT:
         return 0
-    cleared = store.clear_levels(("compressed", "index_label"))
-    store.set_ingest_state("levels", {"format": LEVELS_FORMAT})
+    cleared = store.levels.clear(("compressed", "index_label"))
+    store.cursors.set("levels", {"format": LEVELS_FORMAT})
     return cleared
 
 
@@ -854,11 +854,11 @@ def backfill_levels(
         raise ValueError("batch must be at least 1")
     reset_stale_levels(store)
     updated = last = 0
-    while page := store.lacking_levels(after_id=last, limit=batch):
+    while page := store.levels.lacking(after_id=last, limit=batch):
         last = page[-1].id
         filled = {m.id: lv for m in page if (lv := fill_levels(m, compressor))}
         if filled:
-            updated += store.set_levels(filled)
+            updated += store.levels.set(filled)
     return updated
 
 

@@ -1,56 +1,170 @@
 """Consolidation: the store's periodic upkeep, deterministic and local.
 
-``run(store, *, root, options, progress)`` (the CLI's ``living-memory consolidate`` and the
-server's ``livingMemory.consolidate``) does four things, each counted in the answer:
+``run(store, *, root, options, progress, now)`` (the CLI's ``living-memory consolidate``, the
+server's ``livingMemory.consolidate`` and its idle schedule) first fills missing levels,
+then computes a **plan** of typed changes (:class:`~predictive.consolidation.plan.Change`),
+then applies it step by step, each step in its own transaction(s):
 
-- **levels**: fills the summary / compressed / index levels memories lack;
-- **decay**: recomputes every memory's decay score from age, use and importance;
-- **near duplicates**: links current memories of the same kind whose vectors are almost the
-  same (cosine ≥ :data:`SIMILAR`) with a SIMILAR_TO edge — nothing is merged or archived;
-- **contradictions**: opens one for current memories stating different values for the same
-  ``fact_key``, and those :func:`predictive.contradictions.scan_new` finds among the memories
-  added since its last run (resolving stays with the user).
+- **rerank**: decay scores from age and use (citations up, ignores down);
+- **merge**: the same text of one kind, or a series of short episodes differing only in
+  numbers (release bots), fold into one memory keeping all provenance; the others are
+  archived "merged into #N" (:mod:`predictive.consolidation.merge`);
+- **compress**: old episodes are served at their summary (> 7 days) or compressed line
+  (> 30 days), full text kept (:mod:`predictive.consolidation.serving`);
+- **link**: same files, same error signature, co-access, near duplicates
+  (:mod:`predictive.consolidation.links`);
+- **forget**: superseded or unused memories are archived, restorably
+  (:mod:`predictive.consolidation.forget`);
+- **contradiction**: current memories stating different values for one ``fact_key``.
 
-With ``dryRun`` it only counts what it would do and writes nothing.
+``dryRun`` returns the plan and writes nothing. The answer keeps the summary counts
+(``levelsFilled``, ``decayUpdated``, ``similarLinked``, ``contradictionsOpened``, …) and lists
+every change under ``changes`` (action, ids, labels, reason). ``now`` (or ``options["now"]``,
+epoch seconds) is the time consolidation acts at; a replay passes a simulated clock.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections import defaultdict
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 from predictive.compress import backfill_levels
-from predictive.contradictions import scan_new
-from predictive.scoring import decay_score, refresh_decay_scores
+from predictive.consolidation.forget import UNUSED_DAYS, plan_forgetting
+from predictive.consolidation.links import MAX_CONTEXT, plan_links
+from predictive.consolidation.merge import MAX_PAIRING, plan_merges, similar_pairs
+from predictive.consolidation.plan import Change, describe
+from predictive.consolidation.serving import plan_compression
+from predictive.consolidation.usage import plan_reranking
+from predictive.contradictions import mark_scanned, pending_scan, scan
+from storage import upkeep
+from storage.errors import InvalidInput
+from storage.merging import add_edges, archive_many, merge_memories
 from storage.models import EdgeType
 from storage.repository import MemoryStore
+from storage.upkeep import Brief
 
-SIMILAR = 0.95
-"""Cosine similarity from which two memories of one kind count as near duplicates."""
-MAX_PAIRING = 20_000
-"""Kinds with more current memories than this are not paired (exact pairing is quadratic)."""
-BLOCK = 1024
+DAY = 86_400.0
+STATE = "consolidate"
+"""``store.cursors`` source where the time of the last run is kept."""
+STEPS = ("levels", "usage", "plan", "merge", "link", "forget", "contradictions")
+
+PRINTED_PER_ACTION = 200
+"""Lines per action :func:`print_changes` prints before it only counts the rest."""
+
+__all__ = ["STEPS", "Change", "describe", "plan", "print_changes", "run"]
 
 
-def _similar_pairs(store: MemoryStore, ids: list[int]) -> list[tuple[int, int, float]]:
-    vectors = store.vectors_for(ids)
-    have = [i for i in ids if i in vectors]
-    if len(have) < 2:
-        return []
-    mat = np.stack([vectors[i] for i in have]).astype(np.float32)
-    out: list[tuple[int, int, float]] = []
-    for start in range(0, len(have), BLOCK):
-        sims = mat[start : start + BLOCK] @ mat.T
-        rows, cols = np.nonzero(sims >= SIMILAR)
-        for r, c in zip(rows.tolist(), cols.tolist()):
-            a, b = start + r, c
-            if a < b:
-                out.append((have[a], have[b], float(sims[r, c])))
-    return out
+def _label(b: Brief) -> str:
+    text = b.index_label.strip() if b.index_label and b.index_label.strip() else b.text
+    flat = " ".join(text.split())
+    return flat if len(flat) <= 80 else flat[:79] + "…"
+
+
+def _current(live: Sequence[Brief], now: float) -> list[Brief]:
+    return [b for b in live if b.superseded_by is None and (b.valid_to is None or b.valid_to > now)]
+
+
+def _when(value: Any) -> float:
+    """``now`` as epoch seconds (None: the clock); anything else is refused by name."""
+    if value is None:
+        return time.time()
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or value != value:
+        raise InvalidInput(f"now must be a time in epoch seconds, not {value!r}")
+    return float(value)
+
+
+def plan(
+    store: MemoryStore, *, now: float, skipped: list[str] | None = None
+) -> tuple[dict[int, float], list[Change]]:
+    """New decay scores and every change consolidation would make at ``now``."""
+    skipped = skipped if skipped is not None else []
+    live = upkeep.live_briefs(store)
+    scores, reranks = plan_reranking(live, now=now, label=_label)
+    current = _current(live, now)
+    by_id = {b.id: b for b in current}
+    sessions = upkeep.session_links(store)
+
+    disputed = upkeep.open_contradiction_ids(store)
+    merges = plan_merges([b for b in current if b.id not in disputed], sessions, _label)
+    group_of = {i: n for n, c in enumerate(merges) for i in c.ids}
+    absorbed = {i for c in merges for i in c.ids[1:]}
+
+    last = store.cursors.get(STATE).get("last_run")
+    compress = plan_compression(current, now=now, since=float(last) if last else None, label=_label)
+
+    by_kind: dict[str, list[int]] = defaultdict(list)
+    for b in current:
+        by_kind[b.kind].append(b.id)
+    similar: list[tuple[int, int, float]] = []
+    for kind, ids in sorted(by_kind.items()):
+        if len(ids) > MAX_PAIRING:
+            skipped.append(f"{kind}: {len(ids)} memories, more than {MAX_PAIRING} to pair")
+            continue
+        similar += [
+            (a, b, s)
+            for a, b, s in similar_pairs(store.embeddings.of, ids)
+            if a not in group_of or group_of.get(a) != group_of.get(b)
+        ]
+    files = upkeep.anchors_by_type(store, "file")
+    links, over = plan_links(
+        by_id,
+        files=files,
+        errors=upkeep.anchors_by_type(store, "error"),
+        sessions=sessions,
+        co_access=upkeep.co_accessed(store, since=now - UNUSED_DAYS * DAY, max_group=MAX_CONTEXT),
+        similar=similar,
+        linked=upkeep.linked_pairs(store),
+        excluded=absorbed,
+        label=_label,
+    )
+    if over:
+        skipped.append(f"link: {over} more links found than one run makes (next run)")
+
+    protected = disputed | set(group_of)
+    forget = plan_forgetting(
+        live,
+        now=now,
+        served_at=upkeep.servings(store),
+        files=files,
+        protected=protected,
+        label=_label,
+    )
+
+    contradictions = plan_contradictions(store, by_id)
+    return scores, [*reranks, *merges, *compress, *links, *forget, *contradictions]
+
+
+def plan_contradictions(store: MemoryStore, current: dict[int, Brief]) -> list[Change]:
+    """A ``contradiction`` change per pair of current memories that disagree and has no
+    contradiction yet: different values for one ``fact_key``, and what the local scanner
+    (:mod:`predictive.contradictions`) finds among the memories added since its last run."""
+    keyed = [
+        Change(
+            "contradiction",
+            (a, b),
+            tuple(_label(current[i]) for i in (a, b) if i in current),
+            f"different values for {key}",
+        )
+        for a, b, key in store.contradictions.fact_conflicts()
+        if not store.contradictions.exists(a, b)
+    ]
+    # issue 13: the scanner's conflicts (partial ones are also linked when applied)
+    done = {(min(c.ids), max(c.ids)) for c in keyed}
+    scanned = scan(store, pending_scan(store)[0])
+    return keyed + [
+        Change(
+            "contradiction",
+            (c.older, c.newer),
+            tuple(_label(current[i]) for i in (c.older, c.newer) if i in current),
+            f"{c.type}: {c.reason}",
+            {"confidence": c.confidence, "partial": c.partial},
+        )
+        for c in scanned
+        if c.pair not in done
+    ]
 
 
 def run(
@@ -59,68 +173,103 @@ def run(
     root: str | Path | None = None,
     options: dict[str, Any] | None = None,
     progress: Callable[..., None] | None = None,
+    now: float | None = None,
 ) -> dict[str, Any]:
-    """Consolidate ``store``; answer what was (or, dry, would be) done."""
-    dry = bool((options or {}).get("dry_run") or (options or {}).get("dryRun"))
+    """Consolidate ``store``; answer what was (or, dry, would be) done, change by change."""
+    opts = options or {}
+    dry = bool(opts.get("dry_run") or opts.get("dryRun"))
+    at = _when(now if now is not None else opts.get("now"))
     started = time.perf_counter()
 
-    def step(n: int, message: str) -> None:
+    def step(name: str) -> None:
         if progress is not None:
-            progress(n, 4, message)
+            progress(STEPS.index(name), len(STEPS), name)
 
-    step(0, "levels")
+    step("levels")
     if dry:
         levels = last = 0
-        while page := store.lacking_levels(after_id=last, limit=2000):
+        while page := store.levels.lacking(after_id=last, limit=2000):
             levels += len(page)
             last = page[-1].id
     else:
         levels = backfill_levels(store)
 
-    step(1, "decay")
-    if dry:
-        now = time.time()
-        decay = offset = 0
-        while page := store.list(limit=2000, offset=offset, order="id"):
-            decay += sum(1 for m in page if abs(decay_score(m, now) - m.decay_score) > 1e-6)
-            offset += len(page)
-    else:
-        decay = refresh_decay_scores(store)
-
-    step(2, "near duplicates")
-    similar = 0
+    step("usage")
     skipped: list[str] = []
-    for kind, ids in store.current_ids_by_kind().items():
-        if len(ids) > MAX_PAIRING:
-            skipped.append(f"{kind}: {len(ids)} memories, more than {MAX_PAIRING} to pair")
-            continue
-        for a, b, sim in _similar_pairs(store, ids):
-            linked = any(e.target_id == b and e.type is EdgeType.SIMILAR_TO for e in store.edges(a))
-            if linked:
-                continue
-            similar += 1
-            if not dry:
-                store.add_edge(a, b, EdgeType.SIMILAR_TO, round(sim, 4), {"by": "consolidate"})
+    scan_through = pending_scan(store)[1]  # issue 13: how far the scanner reads this run
+    scores, changes = plan(store, now=at, skipped=skipped)
+    if not dry and scores:
+        store.usage.set_decay_scores(scores)
 
-    step(3, "contradictions")
-    contradictions = 0
-    keyed: set[tuple[int, int]] = set()
-    for a, b, key in store.fact_conflicts():
-        if store.has_contradiction(a, b):
-            continue
-        contradictions += 1
-        keyed.add((min(a, b), max(a, b)))
-        if not dry:
-            store.add_contradiction(a, b, reason=f"different values for {key}", confidence=0.8)
-    # the local scanner (predictive.contradictions) over the memories added since its last run
-    contradictions += sum(1 for c in scan_new(store, dry_run=dry) if c.pair not in keyed)
-    step(4, "done")
+    step("plan")
+    by_action: dict[str, list[Change]] = defaultdict(list)
+    for c in changes:
+        by_action[c.action].append(c)
+
+    if not dry:
+        step("merge")
+        for c in by_action["merge"]:
+            merge_memories(store, c.ids[0], c.ids[1:], at=at, reason=c.reason)
+        step("link")
+        add_edges(
+            store,
+            [
+                (
+                    c.ids[0],
+                    c.ids[1],
+                    EdgeType(c.detail["edge"]),
+                    float(c.detail["strength"]),
+                    {"by": "consolidate", "reason": c.reason},
+                )
+                for c in by_action["link"]
+            ],
+        )
+        step("forget")
+        archive_many(store, {c.ids[0]: c.reason for c in by_action["forget"]}, at=at)
+        step("contradictions")
+        for c in by_action["contradiction"]:
+            confidence = float(c.detail.get("confidence", 0.8))
+            if c.detail.get("partial"):  # issue 13: partly superseded: linked, not closed
+                store.graph.add(c.ids[0], c.ids[1], EdgeType.EVOLVED_INTO, 1.0, {"by": "scan"})
+            store.contradictions.add(c.ids[0], c.ids[1], reason=c.reason, confidence=confidence)
+        mark_scanned(store, scan_through)
+        store.cursors.set(STATE, {"last_run": repr(at)})
+    if progress is not None:
+        progress(len(STEPS), len(STEPS), "done")
+    similar = sum(1 for c in by_action["link"] if c.detail.get("edge") == "SIMILAR_TO")
     return {
         "dryRun": dry,
         "levelsFilled": levels,
-        "decayUpdated": decay,
+        "decayUpdated": len(scores),
         "similarLinked": similar,
-        "contradictionsOpened": contradictions,
+        "contradictionsOpened": len(by_action["contradiction"]),
+        "merged": sum(len(c.ids) - 1 for c in by_action["merge"]),
+        "compressed": len(by_action["compress"]),
+        "linked": len(by_action["link"]),
+        "forgotten": len(by_action["forget"]),
+        "reranked": len(by_action["rerank"]),
         "skipped": skipped,
+        "changes": [c.to_dict() for c in changes],
         "seconds": round(time.perf_counter() - started, 3),
     }
+
+
+def print_changes(result: dict[str, Any], limit: int = PRINTED_PER_ACTION) -> None:
+    """Print the changes of a :func:`run` answer, one line each, per action in plan order."""
+    counts = {
+        "merge": result.get("merged", 0),
+        "compress": result.get("compressed", 0),
+        "link": result.get("linked", 0),
+        "forget": result.get("forgotten", 0),
+        "rerank": result.get("reranked", 0),
+    }
+    print(", ".join(f"{action} {n}" for action, n in counts.items()))
+    shown: dict[str, int] = defaultdict(int)
+    for c in result.get("changes", []):
+        shown[c["action"]] += 1
+        if shown[c["action"]] <= limit:
+            change = Change(c["action"], tuple(c["ids"]), tuple(c["labels"]), c["reason"])
+            print("  " + describe(change))
+    for action, n in shown.items():
+        if n > limit:
+            print(f"  … and {n - limit} more {action} changes (--json lists them all)")

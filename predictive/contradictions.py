@@ -735,7 +735,7 @@ def _scannable(m: Memory) -> bool:
 def _neighbours(store: MemoryStore, m: Memory, k: int) -> list[int]:
     kinds = RELATED_KINDS if m.kind in CHANGE_KINDS else RELATED_KINDS + CHANGE_KINDS
     filters = MemoryFilter(kinds=kinds, valid_at=time.time())
-    vector = store.vectors_for([m.id]).get(m.id) if store.has_embedder else None
+    vector = store.embeddings.of([m.id]).get(m.id) if store.has_embedder else None
     try:
         hits = search(
             store,
@@ -840,12 +840,12 @@ def record(store: MemoryStore, conflicts: Sequence[Conflict]) -> list[int]:
     closing it. Answers the ids of the contradictions opened now."""
     opened: list[int] = []
     for c in conflicts:
-        if c.older == c.newer or store.has_contradiction(c.older, c.newer):
+        if c.older == c.newer or store.contradictions.exists(c.older, c.newer):
             continue
         if not (store.exists(c.older) and store.exists(c.newer)):
             continue
         if c.partial:
-            store.add_edge(
+            store.graph.add(
                 c.older,
                 c.newer,
                 EdgeType.EVOLVED_INTO,
@@ -853,7 +853,7 @@ def record(store: MemoryStore, conflicts: Sequence[Conflict]) -> list[int]:
                 {"by": "contradictions", "partial": True},
             )
         opened.append(
-            store.add_contradiction(
+            store.contradictions.add(
                 c.older, c.newer, reason=f"{c.type}: {c.reason}", confidence=c.confidence
             )
         )
@@ -868,21 +868,20 @@ def scan_and_record(
 
 
 SCAN_STATE = "contradictions"
-"""Ingest-state key holding the last memory id consolidation scanned through."""
+"""Cursor source holding the last memory id consolidation scanned through."""
 MAX_SCAN = 2000
 """Memories one consolidation scans at most (the next run goes on from there)."""
 
 
-def scan_new(
-    store: MemoryStore, *, judge: Judge | None = None, dry_run: bool = False
-) -> list[Conflict]:
-    """Scan the memories added since the last call (consolidation's step); record what it
-    finds unless ``dry_run``. Answers the conflicts found."""
-    after = int(store.ingest_state(SCAN_STATE).get("scanned_through", "0") or 0)
+def pending_scan(store: MemoryStore) -> tuple[list[int], int]:
+    """The memories consolidation scans next (added since its last run, at most
+    :data:`MAX_SCAN`) and the id it will have scanned through."""
+    after = int(store.cursors.get(SCAN_STATE).get("scanned_through", "0") or 0)
     todo = ids_after(store, after)
     through = todo[MAX_SCAN - 1] if len(todo) > MAX_SCAN else max_memory_id(store)
-    conflicts = scan(store, todo[:MAX_SCAN], judge=judge)
-    if not dry_run:
-        record(store, conflicts)
-        store.set_ingest_state(SCAN_STATE, {"scanned_through": str(through)})
-    return conflicts
+    return todo[:MAX_SCAN], through
+
+
+def mark_scanned(store: MemoryStore, through: int) -> None:
+    """Remember that consolidation scanned every memory up to id ``through``."""
+    store.cursors.set(SCAN_STATE, {"scanned_through": str(through)})

@@ -16,6 +16,7 @@ from typing import Any
 
 from predictive.budget import TIERS, BudgetConfig, Candidate, Tier, TierFill, fit_tiers
 from predictive.compress import Compressor, DeterministicCompressor
+from predictive.consolidation.serving import cap_renderings, serving_level
 from predictive.derive import FileFacts, branch_tokens, derive_file, error_signature
 from predictive.globs import glob_match
 from predictive.render import (
@@ -279,7 +280,7 @@ class ContextEngine:
     def record_retrieval(self, result: AssembledContext) -> None:
         """Log what was served (does not move the generation, so the cache stays valid)."""
         try:
-            self.store.record_accesses(
+            self.store.usage.record_many(
                 result.memory_ids,
                 AccessKind.RETRIEVAL,
                 context=f"context {result.file.path}",
@@ -290,11 +291,11 @@ class ContextEngine:
 
     def cite(self, memory_id: int, context: str | None = None) -> None:
         """A served memory influenced real work: ranks it up."""
-        self.store.record_access(memory_id, AccessKind.CITATION, context)
+        self.store.usage.record(memory_id, AccessKind.CITATION, context)
 
     def ignore(self, memory_id: int, context: str | None = None) -> None:
         """A served memory was not used: ranks it down."""
-        self.store.record_access(memory_id, AccessKind.IGNORE, context)
+        self.store.usage.record(memory_id, AccessKind.IGNORE, context)
 
     def invalidate(self) -> None:
         with self._lock:
@@ -477,6 +478,10 @@ class ContextEngine:
             renderings = self._renderings(c.memory)
             if tier is Tier.BACKGROUND:
                 renderings.pop(next(iter(renderings)), None)  # background never at full length
+            # old episodes are served shorter (their full text stays one recall away)
+            renderings = cap_renderings(
+                renderings, serving_level(c.memory.kind, c.memory.created_at, now)
+            )
             tiers[tier].append(Candidate(f"m{mid}", s, renderings, mid))
 
         self._add_contradictions(tiers, list(cands), scored)
@@ -606,7 +611,7 @@ class ContextEngine:
     ) -> None:
         if not ids:
             return
-        open_ = self.store.contradictions(ContradictionStatus.OPEN, memory_ids=ids)
+        open_ = self.store.contradictions.query(ContradictionStatus.OPEN, memory_ids=ids)
         if not open_:
             return
         mems = {

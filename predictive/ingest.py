@@ -255,7 +255,7 @@ class _Run:
         if not git.is_repo(self.root):
             self.skips.skip("git", str(self.root), "not a git repository")
             return
-        state = self.store.ingest_state("git")
+        state = self.store.cursors.get("git")
         after = state.get("last_commit")
         # a store of an older format: read the history again once, rewrite what it holds
         redo = after is not None and state.get("format") != GIT_FORMAT
@@ -308,12 +308,12 @@ class _Run:
                 if new is not None and old_id != new.id:
                     old = self.store.get(old_id)
                     if old.superseded_by is None:
-                        self.store.supersede(old_id, new.id, at=new.created_at)
+                        self.store.graph.supersede(old_id, new.id, at=new.created_at)
                         report.superseded += 1
         if last is not None:
-            self.store.set_ingest_state("git", {"last_commit": last, "format": GIT_FORMAT})
+            self.store.cursors.set("git", {"last_commit": last, "format": GIT_FORMAT})
         elif redo:
-            self.store.set_ingest_state("git", {"format": GIT_FORMAT})
+            self.store.cursors.set("git", {"format": GIT_FORMAT})
 
     def rewrite(self, memory_id: int, candidate: Candidate, report: SourceReport) -> None:
         """A memory of an older format gets the text extraction gives now (its levels are
@@ -354,7 +354,7 @@ class _Run:
             else:
                 records += adr.find_records(base, paths=[rel], skips=self.skips)
         report.read = len(records)
-        state = self.store.ingest_state("adr")
+        state = self.store.cursors.get("adr")
         previous = self.store.source_ids("adr", include_archived=False)
         changed_state: dict[str, str] = {}
         by_path: dict[str, int] = {}
@@ -375,7 +375,7 @@ class _Run:
                     continue
                 old = previous.get(r.path)
                 if old is not None and old != mid:  # the record was edited: keep its history
-                    self.store.supersede(old, mid)
+                    self.store.graph.supersede(old, mid)
                     report.superseded += 1
                 by_path[r.path] = mid
             self.progress(f"decision records: {start + len(chunk)} of {len(todo)}", len(todo))
@@ -391,10 +391,10 @@ class _Run:
                 old = self.store.get(old_id)
                 if old.superseded_by != new_id:
                     new = self.store.get(new_id)
-                    self.store.supersede(old_id, new_id, at=new.valid_from)
+                    self.store.graph.supersede(old_id, new_id, at=new.valid_from)
                     report.superseded += 1
         if changed_state:
-            self.store.set_ingest_state("adr", changed_state)
+            self.store.cursors.set("adr", changed_state)
 
     def relate_records(self, r: Any, by_path: dict[str, int]) -> None:
         """A record that partly supersedes (amends) another is linked to it (EVOLVED_INTO,
@@ -411,7 +411,7 @@ class _Run:
                 if other is None or other == me:
                     continue
                 src, dst = (other, me) if older_first else (me, other)
-                self.store.add_edge(src, dst, etype, 1.0, {"by": "adr"})
+                self.store.graph.add(src, dst, etype, 1.0, {"by": "adr"})
 
     # ---- rule files ------------------------------------------------------------------------
 
@@ -419,7 +419,7 @@ class _Run:
         from storage.sources import rules
 
         paths = [Path(p) for p in self.opts.paths] if self.opts.paths else None
-        state = self.store.ingest_state("rules")
+        state = self.store.cursors.get("rules")
         seen: set[str] = set()
         new_state: dict[str, str] = {}
         for f in rules.find_rule_files(self.root, paths=paths, skips=self.skips):
@@ -448,7 +448,7 @@ class _Run:
                     report.archived += 1
                 new_state[path] = "removed"
         if new_state and not self.opts.dry_run:
-            self.store.set_ingest_state("rules", new_state)
+            self.store.cursors.set("rules", new_state)
 
     # ---- chats -----------------------------------------------------------------------------
 
@@ -483,14 +483,14 @@ class _Run:
         old = self.store.find_by_source(new.source, conv.external_id)
         result = self.store.add(new)
         if old is not None and old.id != result.id and old.superseded_by is None:
-            self.store.supersede(old.id, result.id, at=new.valid_from)
+            self.store.graph.supersede(old.id, result.id, at=new.valid_from)
         return result.id
 
     def chats(
         self, report: SourceReport, conversations: Iterable[Conversation] | None = None
     ) -> None:
         sessions = SessionStore(self.store)
-        state = self.store.ingest_state("chats")
+        state = self.store.cursors.get("chats")
         new_state: dict[str, str] = {}
         for conv in conversations if conversations is not None else self.conversations():
             report.read += 1
@@ -516,14 +516,14 @@ class _Run:
                 if mid is not None:
                     sessions.link(saved.session_id, mid, c.message_idx)
                     if mid != unit:
-                        self.store.add_edge(mid, unit, EdgeType.DERIVED_FROM, 1.0)
+                        self.store.graph.add(mid, unit, EdgeType.DERIVED_FROM, 1.0)
             new_state[key] = fp
             if len(new_state) >= 50:
-                self.store.set_ingest_state("chats", new_state)
+                self.store.cursors.set("chats", new_state)
                 new_state.clear()
             self.progress(f"chats: {report.sessions} conversations")
         if new_state:
-            self.store.set_ingest_state("chats", new_state)
+            self.store.cursors.set("chats", new_state)
         if not self.opts.dry_run and self.store.has_embedder:
             pending = sessions.pending_embeddings()
 
@@ -613,11 +613,11 @@ def first_run(
         return None
     opts = {**(options or {}), "sources": FIRST_RUN_SOURCES}
     summary = run(store, root=root, options=opts, progress=progress)
-    store.set_ingest_state("first_run", {"done": str(time.time())})
+    store.cursors.set("first_run", {"done": str(time.time())})
     return summary
 
 
 def needs_first_run(store: MemoryStore) -> bool:
-    if store.ingest_state("first_run"):
+    if store.cursors.get("first_run"):
         return False
-    return not any(store.ingest_state(s) for s in FIRST_RUN_SOURCES)
+    return not any(store.cursors.get(s) for s in FIRST_RUN_SOURCES)

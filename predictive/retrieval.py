@@ -239,6 +239,7 @@ def find(
         mode=mode,
         query_vector=qv,
         min_similarity=min_similarity,
+        loader=lambda ids: store.get_many(ids, details=False),  # the winners get theirs below
     )
     passages: list[PassageHit] = []
     if conversations and _conversations_apply(filters):
@@ -295,6 +296,7 @@ def find(
                 u.snippet, u.snippet_score, u.provenance = p.text, s, prov
         _attach_session_memories(store, units)
     ranked = sorted(units.values(), key=lambda u: (-u.total(), u.key))[:k]
+    _with_details(store, ranked)
     out = []
     for u in ranked:
         m = u.memory
@@ -344,6 +346,19 @@ def _origins(store: MemoryStore) -> dict[tuple[str, str], str | None]:
             out[(tool, ext)] = None
     store._origins_cache = (gen, out)  # type: ignore[attr-defined]
     return out
+
+
+def _with_details(store: MemoryStore, ranked: list[_Unit]) -> None:
+    """The shown memories with their anchors and artifacts (the pool was ranked without), and
+    a remembered memory's provenance with its file."""
+    full = {m.id: m for m in store.get_many([u.memory.id for u in ranked if u.memory])}
+    for u in ranked:
+        m = full.get(u.memory.id) if u.memory is not None else None
+        if m is None:
+            continue
+        u.memory = m
+        if u.key == f"memory:{m.id}":
+            u.provenance = replace(u.provenance, path=_file_anchor(m))
 
 
 def _attach_session_memories(store: MemoryStore, units: dict[str, _Unit]) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from storage import EdgeType, Kind, Memory, MemoryStore, SearchHit
 
@@ -23,8 +23,25 @@ class DecayConfig:
     weight_importance: float = 0.4
 
 
+class Usage(Protocol):
+    """What the decay score reads of a memory (a :class:`Memory` or a lighter row)."""
+
+    @property
+    def created_at(self) -> float: ...
+    @property
+    def last_accessed(self) -> float | None: ...
+    @property
+    def retrieval_count(self) -> int: ...
+    @property
+    def citation_count(self) -> int: ...
+    @property
+    def ignore_count(self) -> int: ...
+    @property
+    def importance(self) -> float: ...
+
+
 def decay_score(
-    memory: Memory, now: float | None = None, config: DecayConfig = DecayConfig()
+    memory: Usage, now: float | None = None, config: DecayConfig = DecayConfig()
 ) -> float:
     """age × 0.3 + access × 0.3 + importance × 0.4, each factor in [0, 1].
 
@@ -61,7 +78,7 @@ def refresh_decay_scores(
         page = store.list(limit=batch, offset=offset, order="id")
         if not page:
             return updated
-        updated += store.set_decay_scores({m.id: decay_score(m, now, config) for m in page})
+        updated += store.usage.set_decay_scores({m.id: decay_score(m, now, config) for m in page})
         offset += batch
 
 
@@ -130,7 +147,7 @@ class HybridScorer:
         for seed in seeds:
             if not store.exists(seed):
                 continue
-            for step in store.traverse(
+            for step in store.graph.traverse(
                 seed,
                 depth=self.config.graph_depth,
                 min_strength=self.config.graph_min_strength,

@@ -1,10 +1,13 @@
 """The ``living-memory`` command line: remember, search, show, related, forget, restore, stats,
-reindex, ingest, consolidate, context. Every read command takes ``--json``. Errors are one line
-on stderr and exit code 2."""
+reindex, ingest, consolidate, context, contradictions, resolve. A thin front door over
+:mod:`predictive.operations`: every read command takes ``--json`` and prints the operation's
+result in the wire form the language server and the MCP server use. Errors are one line on
+stderr and exit code 2."""
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import logging
 import os
@@ -17,23 +20,21 @@ from typing import Any, NoReturn
 
 import apsw
 
+from predictive import operations as ops
+from predictive.operations import ArgumentError, Invalid
 from predictive.signals import Activity
+from server.convert import to_wire
 from storage import (
     Anchor,
-    AnchorType,
-    Artifact,
     EdgeType,
     Kind,
     Level,
-    Memory,
-    MemoryFilter,
     MemoryStore,
-    NewMemory,
     Scope,
     StoreError,
 )
 from storage.embeddings import ENV_MODEL_DIR, embedder_from_env
-from storage.paths import current_branch, default_db_path, git_root
+from storage.paths import default_db_path, git_root
 from storage.search import MIN_SIMILARITY
 from storage.text import parse_instant
 
@@ -185,7 +186,14 @@ def build_parser() -> argparse.ArgumentParser:
     )
     when = s.add_mutually_exclusive_group()
     when.add_argument("--valid-at", type=_time, help="only memories valid at this time")
-    when.add_argument("--current", action="store_true", help="only memories valid now")
+    when.add_argument(
+        "--current", action="store_true", help="only memories valid now (the default)"
+    )
+    when.add_argument(
+        "--history",
+        action="store_true",
+        help="also memories no longer valid (superseded or expired), ranked down",
+    )
     when.add_argument(
         "--as-of",
         type=_time,
@@ -298,12 +306,37 @@ def build_parser() -> argparse.ArgumentParser:
 
     co = sub.add_parser(
         "consolidate",
-        help="upkeep: fill levels, refresh decay, link near duplicates, open fact contradictions",
+        help="upkeep: merge duplicates, serve old episodes shorter, link, forget what is unused",
     )
-    co.add_argument(
-        "--dry-run", action="store_true", help="count what would be done; write nothing"
-    )
+    co.add_argument("--dry-run", action="store_true", help="list what would be done; write nothing")
     co.add_argument("--json", action="store_true")
+
+    ak = sub.add_parser(
+        "ask", help="ask a question: classified (decision, how-to, history, error), cited answers"
+    )
+    ak.add_argument("question", nargs="+")
+    ak.add_argument("-n", "--limit", type=_positive_int, default=8)
+    ak.add_argument("--as-of", type=_time, help="as the store would have answered at this time")
+    ak.add_argument("--json", action="store_true")
+
+    cn = sub.add_parser("contradictions", help="memories that disagree, and how they were settled")
+    cn.add_argument("--status", choices=["open", "resolved", "dismissed", "all"], default="open")
+    cn.add_argument("-n", "--limit", type=_positive_int, default=50)
+    cn.add_argument("--json", action="store_true")
+
+    rv = sub.add_parser("resolve", help="settle a contradiction")
+    rv.add_argument("id", type=_memory_id, help="the contradiction's id")
+    rv.add_argument(
+        "resolution",
+        choices=["a_wins", "b_wins", "both_valid", "merged", "dismissed"],
+        help="a_wins/b_wins: the other is superseded (never deleted); merged: both are "
+        "superseded by --merged-id or --merged-text; dismissed: not a contradiction",
+    )
+    rv.add_argument("--note", help="why (kept with the contradiction)")
+    merged = rv.add_mutually_exclusive_group()
+    merged.add_argument("--merged-id", type=_memory_id, help="the memory that merges both")
+    merged.add_argument("--merged-text", help="the text of a new memory that merges both")
+    rv.add_argument("--json", action="store_true")
 
     ri = sub.add_parser("reindex", help="rebuild the keyword and vector indexes from the database")
     ri.add_argument("--json", action="store_true")
@@ -312,6 +345,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     sv = sub.add_parser("serve", help="run the language server (LSP over stdio by default)")
     add_arguments(sv)
+
+    from server.mcp_server.command import add_parser as add_mcp
+
+    add_mcp(sub)  # "mcp" runs itself (set_defaults(run=...)): it opens its own store
     return p
 
 
@@ -358,31 +395,23 @@ def cmd_remember(store: MemoryStore, a: argparse.Namespace) -> int:
             text = raw.decode("utf-8")
         except UnicodeDecodeError as e:
             raise CliError(f"standard input is not valid UTF-8 (byte {e.start})") from None
-    anchors = list(a.anchor) + [Anchor(AnchorType.TAG, t) for t in a.tag if t.strip()]
-    artifacts = []
-    for raw in a.artifact:
-        kind, sep, ref = raw.partition(":")
-        if not sep or not kind or not ref:
-            raise CliError(f"--artifact must look like TYPE:REF, not {raw!r}")
-        artifacts.append(Artifact(kind, ref))
-    if a.supersedes is not None and not store.exists(a.supersedes):
-        raise CliError(f"--supersedes: no memory #{a.supersedes}")
-    result = store.add(
-        NewMemory(
+    result = ops.remember(
+        store,
+        ops.RememberArgs(
             text=text,
-            kind=a.kind,
-            anchors=anchors,
-            artifacts=artifacts,
+            kind=a.kind.value,
+            anchors=tuple(str(x) for x in a.anchor),
+            tags=tuple(a.tag),
             importance=a.importance,
-            scope=a.scope,
+            scope=a.scope.value,
             source=a.source,
             source_id=a.source_id,
-        )
+            artifacts=tuple(a.artifact),
+            supersedes=a.supersedes,
+        ),
     )
-    if a.supersedes is not None:
-        store.supersede(a.supersedes, result.id)
     if a.json:
-        _print_json({"id": result.id, "created": result.created})
+        _print_json(to_wire(result))
     elif result.created:
         print(f"Remembered #{result.id}")
     else:
@@ -391,42 +420,39 @@ def cmd_remember(store: MemoryStore, a: argparse.Namespace) -> int:
 
 
 def cmd_search(store: MemoryStore, a: argparse.Namespace) -> int:
-    from predictive.retrieval import find
     from storage.sessions import sessions_of
 
     if a.sessions:
         return _search_sessions(store, a)
-    if store.pending_embeddings():
-        store.embed_pending(progress=_progress("embedding"))
+    if store.embeddings.pending():
+        store.embeddings.embed_pending(progress=_progress("embedding"))
     sessions = sessions_of(store)
     if sessions.pending_embeddings():
         sessions.embed_pending(progress=_progress("embedding messages"))
-    filters = MemoryFilter(
-        kinds=a.kind,
-        anchors=a.anchor,
-        branch=a.branch,
-        include_archived=a.archived,
-        valid_at=time.time() if a.current else a.valid_at,
-    )
-    results = find(
+    found = ops.search(
         store,
-        " ".join(a.query),
-        filters=filters,
-        k=a.limit,
-        mode=a.mode,
-        as_of=a.as_of,
-        min_similarity=a.min_similarity,
+        ops.SearchArgs(
+            query=" ".join(a.query),
+            limit=a.limit,
+            kinds=tuple(k.value for k in a.kind),
+            anchors=tuple(str(x) for x in a.anchor),
+            branch=a.branch,
+            mode=a.mode,
+            include_archived=a.archived,
+            min_similarity=a.min_similarity,
+            as_of=a.as_of,
+            valid_at=a.valid_at,
+            history=a.history,
+        ),
+        via="cli search",
     )
-    ids = [r.memory.id for r in results if r.memory is not None]
-    if ids:
-        store.record_accesses(ids, "retrieval", context="cli search")
     if a.json:
-        _print_json([r.to_dict() for r in results])
+        _print_json(to_wire(found))
         return EXIT_OK
-    if not results:
+    if not found.results:
         print("No memories match.")
         return EXIT_OK
-    for r in results:
+    for r in found.results:
         m = r.memory
         flags = ""
         if m is not None:
@@ -477,145 +503,106 @@ def _search_sessions(store: MemoryStore, a: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _memory_block(m: Memory, level: Level) -> list[str]:
-    body = m.level(level)
+def _memory_block(r: ops.Recalled) -> list[str]:
     lines = [
-        f"#{m.id} {m.kind.value}  ({m.scope.value}, source: {m.source}"
-        + (f" {m.source_id}" if m.source_id else "")
+        f"#{r.id} {r.kind}  ({r.scope}, source: {r.source}"
+        + (f" {r.source_id}" if r.source_id else "")
         + ")",
-        f"created {_fmt_time(m.created_at)}; valid {_fmt_time(m.valid_from)} → "
-        + ("now" if m.valid_to is None else _fmt_time(m.valid_to)),
+        f"created {_fmt_time(r.created_at)}; valid {_fmt_time(r.valid_from)} → "
+        + ("now" if r.valid_to is None else _fmt_time(r.valid_to)),
     ]
-    if m.archived:
+    if r.archived:
         lines.append(
-            f"ARCHIVED {_fmt_time(m.archived_at)}"
-            + (f": {m.archive_reason}" if m.archive_reason else "")
+            f"ARCHIVED {_fmt_time(r.archived_at)}"
+            + (f": {r.archive_reason}" if r.archive_reason else "")
         )
-    if m.superseded_by:
-        lines.append(f"superseded by #{m.superseded_by}")
-    if m.supersedes:
-        lines.append(f"supersedes #{m.supersedes}")
-    if m.anchors:
-        lines.append("anchors: " + ", ".join(str(x) for x in m.anchors))
-    if m.artifacts:
-        lines.append("artifacts: " + ", ".join(f"{x.type}:{x.ref}" for x in m.artifacts))
+    if r.superseded_by:
+        lines.append(f"superseded by #{r.superseded_by}")
+    if r.supersedes:
+        lines.append(f"supersedes #{r.supersedes}")
+    if r.anchors:
+        lines.append("anchors: " + ", ".join(r.anchors))
+    if r.artifacts:
+        lines.append("artifacts: " + ", ".join(f"{x['type']}:{x['ref']}" for x in r.artifacts))
+    if r.categories:
+        lines.append("categories: " + ", ".join(r.categories))
+    u = r.usage
     lines.append(
-        f"importance {m.importance:.2f}, decay {m.decay_score:.2f}, used "
-        f"{m.retrieval_count}× retrieved, {m.citation_count}× cited, {m.ignore_count}× ignored"
+        f"importance {r.importance:.2f}, decay {r.decay_score:.2f}, used "
+        f"{u.retrieved}× retrieved, {u.cited}× cited, {u.ignored}× ignored"
     )
-    lines.append("")
-    if body is None:
-        lines.append(f"(no {level.value} level yet; full text:)")
-        body = m.text
-    lines.append(body)
+    lines.append(f"({r.level} level; --level {r.next} shows more)" if r.level != "full" else "")
+    lines.append(r.text)
     return lines
 
 
 def cmd_show(store: MemoryStore, a: argparse.Namespace) -> int:
-    m = store.get(a.id)
-    store.record_access(m.id, "view", context="cli show")
-    edges = store.edges(m.id, direction="both")
+    r = ops.recall(store, ops.RecallArgs(a.id, level=a.level.value), via="cli show")
+    assert isinstance(r, ops.Recalled)
     if a.json:
-        out = m.to_dict()
-        out["level"] = a.level.value
-        out["edges"] = [
-            {
-                "source": e.source_id,
-                "target": e.target_id,
-                "type": e.type.value,
-                "strength": e.strength,
-            }
-            for e in edges
-        ]
-        out["categories"] = store.memory_categories(m.id)
-        _print_json(out)
+        _print_json(to_wire(r))
         return EXIT_OK
-    print("\n".join(_memory_block(m, a.level)))
-    if edges:
+    print("\n".join(_memory_block(r)))
+    if r.edges:
         print("\nedges:")
-        for e in edges:
-            other = e.target_id if e.source_id == m.id else e.source_id
-            arrow = "→" if e.source_id == m.id else "←"
-            print(f"  {arrow} {e.type.value} #{other} ({e.strength:.2f})")
+        for e in r.edges:
+            other = e.target if e.source == r.id else e.source
+            arrow = "→" if e.source == r.id else "←"
+            print(f"  {arrow} {e.type} #{other} ({e.strength:.2f})")
     return EXIT_OK
 
 
 def cmd_related(store: MemoryStore, a: argparse.Namespace) -> int:
-    if a.link is not None:
-        store.add_edge(a.id, a.link, a.type[0] if a.type else EdgeType.RELATES_TO, a.strength)
-    steps = store.traverse(
-        a.id,
-        depth=a.depth,
-        types=a.type or None,
-        min_strength=a.min_strength,
-        direction=a.direction,
+    out = ops.related(
+        store,
+        ops.RelatedArgs(
+            a.id,
+            depth=a.depth,
+            types=tuple(t.value for t in a.type),
+            min_strength=a.min_strength,
+            direction=a.direction,
+            link=a.link,
+            link_type=a.type[0].value if a.type else EdgeType.RELATES_TO.value,
+            strength=a.strength,
+        ),
     )
-    mems = {m.id: m for m in store.get_many([s.memory_id for s in steps])}
     if a.json:
-        _print_json(
-            {
-                "id": a.id,
-                "related": [
-                    {
-                        "id": s.memory_id,
-                        "depth": s.depth,
-                        "via": s.via.value,
-                        "from": s.parent_id,
-                        "strength": round(s.strength, 6),
-                        "kind": mems[s.memory_id].kind.value,
-                        "text": mems[s.memory_id].text,
-                    }
-                    for s in steps
-                    if s.memory_id in mems
-                ],
-            }
-        )
+        _print_json(to_wire(out))
         return EXIT_OK
-    if not steps:
+    if not out.related:
         print(f"#{a.id} has no related memories.")
         return EXIT_OK
-    for s in steps:
-        m = mems.get(s.memory_id)
-        if m is None:
-            continue
-        indent = "  " * s.depth
+    for r in out.related:
+        indent = "  " * r.depth
+        label = r.memory.label or r.memory.compressed or ""
         print(
-            f"{indent}{s.via.value} #{m.id} ({s.strength:.2f}) {m.kind.value}: "
-            f"{_one_line(m.text, 70)}"
+            f"{indent}{r.via} #{r.memory.id} ({r.strength:.2f}) {r.memory.kind}: "
+            f"{_one_line(label, 70)}"
         )
     return EXIT_OK
 
 
 def cmd_forget(store: MemoryStore, a: argparse.Namespace) -> int:
-    m = store.get(a.id)
-    if a.purge:
-        if not m.archived:
-            raise CliError(f"#{a.id} is not archived; forget it first, then purge")
-        store.purge(a.id)
+    done = ops.forget(store, ops.ForgetArgs(a.id, reason=a.reason, purge=a.purge))
+    if done.purged:
         print(f"Purged #{a.id} permanently")
-        return EXIT_OK
-    if m.archived:
+    elif not done.changed:
         print(f"#{a.id} was already archived")
-        return EXIT_OK
-    store.archive(a.id, a.reason)
-    print(f"Archived #{a.id} (restore with: living-memory restore {a.id})")
+    else:
+        print(f"Archived #{a.id} (restore with: living-memory restore {a.id})")
     return EXIT_OK
 
 
 def cmd_restore(store: MemoryStore, a: argparse.Namespace) -> int:
-    m = store.get(a.id)
-    if not m.archived:
-        print(f"#{a.id} is not archived")
-        return EXIT_OK
-    store.restore(a.id)
-    print(f"Restored #{a.id}")
+    done = ops.restore(store, ops.IdArgs(a.id))
+    print(f"Restored #{a.id}" if done.changed else f"#{a.id} is not archived")
     return EXIT_OK
 
 
 def cmd_stats(store: MemoryStore, a: argparse.Namespace) -> int:
-    st = store.stats()
+    st = ops.stats(store)
     if a.json:
-        _print_json(st.to_dict())
+        _print_json(to_wire(st))
         return EXIT_OK
     print(f"database   {st.db_path} ({st.db_bytes / 1e6:.1f} MB)")
     print(f"memories   {st.active} active, {st.archived} archived, {st.superseded} superseded")
@@ -633,13 +620,14 @@ def cmd_stats(store: MemoryStore, a: argparse.Namespace) -> int:
 
 
 def cmd_reindex(store: MemoryStore, a: argparse.Namespace) -> int:
-    result = store.reindex(progress=_progress("embedding"), fts_progress=_progress("keywords"))
+    bar = _progress("reindexing")
+    result = ops.reindex(store, ops.ReindexArgs(), lambda done, total, *_: bar(done, total))
     if a.json:
-        _print_json(result)
+        _print_json(to_wire(result))
     else:
         print(
-            f"Reindexed: {result['fts_rows']} keyword rows, {result['vectors']} vectors "
-            f"({result['embedded']} newly embedded)"
+            f"Reindexed: {result.keyword_rows} keyword rows, {result.vectors} vectors "
+            f"({result.embedded} newly embedded)"
         )
     return EXIT_OK
 
@@ -701,8 +689,6 @@ def _project_root(given: Path | None) -> Path:
 
 
 def cmd_ingest(store: MemoryStore, a: argparse.Namespace) -> int:
-    from predictive.ingest import run as ingest
-
     root = _project_root(a.root)
     what = list(a.what) or (["chats"] if a.source else ["all"])
     if a.source and "chats" not in what and "all" not in what:
@@ -710,20 +696,20 @@ def cmd_ingest(store: MemoryStore, a: argparse.Namespace) -> int:
     for p in a.path:
         if not p.expanduser().exists():
             raise CliError(f"--path: {p} does not exist")
-    options = {
-        "sources": what,
-        "tools": a.source or None,
-        "paths": [str(p.expanduser().resolve()) for p in a.path],
-        "since": a.since,
-        "dry_run": a.dry_run,
-        "all_workspaces": a.all,
-        "include_merges": a.include_merges,
-        "include_bots": a.include_bots,
-        "include_trivial": a.include_trivial,
-    }
+    request = ops.IngestArgs(
+        sources=tuple(what),
+        tools=tuple(a.source) or None,
+        paths=tuple(str(p.expanduser().resolve()) for p in a.path),
+        since=a.since,
+        dry_run=a.dry_run,
+        all_workspaces=a.all,
+        include_merges=a.include_merges,
+        include_bots=a.include_bots,
+        include_trivial=a.include_trivial,
+    )
     rounds = 0
     while True:
-        summary = ingest(store, root=root, options=options, progress=_ingest_progress())
+        summary = ops.ingest(store, request, root, _ingest_progress())
         rounds += 1
         if a.json:
             print(json.dumps(summary, ensure_ascii=False), flush=True)
@@ -733,16 +719,14 @@ def cmd_ingest(store: MemoryStore, a: argparse.Namespace) -> int:
         if not a.watch or (a.rounds is not None and rounds >= a.rounds):
             return EXIT_OK
         if rounds == 1:
-            options = {**options, "sources": ["chats"]}
+            request = dataclasses.replace(request, sources=("chats",))
         time.sleep(max(0.1, a.interval))
 
 
 def cmd_consolidate(store: MemoryStore, a: argparse.Namespace) -> int:
-    from predictive.consolidate import run as consolidate
-
-    if store.pending_embeddings():
-        store.embed_pending(progress=_progress("embedding"))
-    out = consolidate(store, options={"dry_run": a.dry_run})
+    if store.embeddings.pending():
+        store.embeddings.embed_pending(progress=_progress("embedding"))
+    out = ops.consolidate(store, ops.ConsolidateArgs(dry_run=a.dry_run))
     if a.json:
         _print_json(out)
         return EXIT_OK
@@ -752,40 +736,36 @@ def cmd_consolidate(store: MemoryStore, a: argparse.Namespace) -> int:
         f"{out['decayUpdated']} decay scores, link {out['similarLinked']} near duplicates, "
         f"open {out['contradictionsOpened']} contradictions ({out['seconds']:.1f} s)"
     )
+    # -- issue 13: every change of the plan, one line each (--json lists them all) --
+    from predictive.consolidate import print_changes
+
+    print_changes(out)
     for reason in out["skipped"]:
         print(f"skipped {reason}")
     return EXIT_OK
 
 
 def cmd_context(store: MemoryStore, a: argparse.Namespace) -> int:
-    from predictive.compress import backfill_levels
-    from predictive.engine import ContextEngine, ContextRequest
-    from predictive.signals import diagnostics_from_json
+    from predictive.ingest import first_run
 
     path = a.file.expanduser()
     if path.exists() and not path.is_file():
         raise CliError(f"{path} is not a file")
     root = git_root(path.parent if path.parent.exists() else Path.cwd()) or Path.cwd().resolve()
-    try:
-        rel = path.resolve().relative_to(root).as_posix()
-    except ValueError:
-        rel = path.as_posix()
-    diagnostics: tuple = ()
-    if a.diagnostics:
-        raw = a.diagnostics
-        if raw.startswith("@"):
-            try:
-                raw = Path(raw[1:]).read_text(encoding="utf-8")
-            except (OSError, UnicodeDecodeError) as e:
-                raise CliError(f"--diagnostics: cannot read {raw[1:]}: {e}") from None
+    diagnostics = a.diagnostics
+    if diagnostics and diagnostics.startswith("@"):
         try:
-            diagnostics = diagnostics_from_json(raw, rel)
-        except ValueError as e:
-            raise CliError(f"--diagnostics: {e}") from None
-    if a.budget is not None and not 200 <= a.budget <= 1_000_000:
-        raise CliError("--budget must be between 200 and 1000000 tokens")
-    from predictive.ingest import first_run
-
+            diagnostics = Path(diagnostics[1:]).read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as e:
+            raise CliError(f"--diagnostics: cannot read {diagnostics[1:]}: {e}") from None
+    request = ops.ContextArgs(
+        path=str(path.resolve()) if path.exists() else path.as_posix(),
+        branch=a.branch,
+        activity=a.activity.value if a.activity else None,
+        budget=a.budget,
+        as_of=a.as_of,
+        diagnostics=diagnostics,
+    )
     first = first_run(store, root, progress=_ingest_progress())
     if first is not None:
         if sys.stderr.isatty():
@@ -796,28 +776,79 @@ def cmd_context(store: MemoryStore, a: argparse.Namespace) -> int:
             f"in {first['seconds']:.1f} s",
             file=sys.stderr,
         )
-    if store.pending_embeddings():
-        store.embed_pending(progress=_progress("embedding"))
-    backfill_levels(store)
-    engine = ContextEngine(store, root=root)
-    result = engine.assemble(
-        ContextRequest(
-            path=rel,
-            branch=a.branch if a.branch is not None else current_branch(root),
-            diagnostics=diagnostics,
-            activity=a.activity,
-            budget=a.budget,
-            root=str(root),
-            as_of=a.as_of,
-        )
-    )
+    if store.embeddings.pending():
+        store.embeddings.embed_pending(progress=_progress("embedding"))
+    result = ops.context_for_file(store, request, root)
     if a.json:
-        _print_json(result.to_dict())
+        _print_json(to_wire(result))
     else:
         print(result.markdown, end="")
         t = result.tokens
         tiers = ", ".join(f"{k} {v['used']}" for k, v in t["tiers"].items())
         print(f"\n<!-- {t['total']}/{t['budget']} tokens: {tiers} -->", file=sys.stderr)
+    return EXIT_OK
+
+
+def cmd_ask(store: MemoryStore, a: argparse.Namespace) -> int:
+    from predictive.ask import ask
+
+    if store.embeddings.pending():
+        store.embeddings.embed_pending(progress=_progress("embedding"))
+    out = ask(store, " ".join(a.question), limit=min(a.limit, 50), as_of=a.as_of, context="cli ask")
+    if a.json:
+        _print_json(to_wire(out))
+        return EXIT_OK
+    print(f"({out['type']} question{': ' + out['cue'] if out['cue'] else ''})")
+    if not out["items"]:
+        print("Nothing in the memory answers it.")
+    for item in out["items"]:
+        ref = f"#{item['id']}" if item.get("id") else "-"
+        print(f"{ref:<7} {item['kind']:<12} {_one_line(item['text'] or '', 80)}")
+        print(f"{'':8}{item.get('provenance') or item.get('source') or ''}")
+    return EXIT_OK
+
+
+def cmd_contradictions(store: MemoryStore, a: argparse.Namespace) -> int:
+    found = ops.contradictions(store, ops.ContradictionsArgs(status=a.status, limit=a.limit))
+    if a.json:
+        _print_json(to_wire(found))
+        return EXIT_OK
+    if not found.contradictions:
+        print(f"No {'' if a.status == 'all' else a.status + ' '}contradictions.")
+        return EXIT_OK
+    for c in found.contradictions:
+        print(f"contradiction {c.id} [{c.status}{', ' + c.resolution if c.resolution else ''}]")
+        if c.reason:
+            print(f"  why: {_one_line(c.reason, 90)}")
+        for name, side in (("a", c.a), ("b", c.b)):
+            if side is not None:
+                m = side.memory
+                print(f"  {name}: #{m.id} {m.kind}: {_one_line(side.text, 80)}")
+    print("\nSettle one with: living-memory resolve ID a_wins|b_wins|both_valid|merged|dismissed")
+    return EXIT_OK
+
+
+def cmd_resolve(store: MemoryStore, a: argparse.Namespace) -> int:
+    out = ops.resolve_contradiction(
+        store,
+        ops.ResolveArgs(
+            a.id,
+            a.resolution,
+            note=a.note,
+            merged_id=a.merged_id,
+            merged_text=a.merged_text,
+        ),
+    )
+    if a.json:
+        _print_json(to_wire(out))
+        return EXIT_OK
+    what = {
+        "a_wins": f"#{out.a.memory.id if out.a else '?'} stands, the other is superseded",
+        "b_wins": f"#{out.b.memory.id if out.b else '?'} stands, the other is superseded",
+        "both_valid": "both stand",
+        "merged": f"both are superseded by #{out.merged_id}",
+    }.get(out.resolution or "", "dismissed: both stay as they were")
+    print(f"Resolved contradiction {out.id}: {what}")
     return EXIT_OK
 
 
@@ -846,6 +877,9 @@ COMMANDS: dict[str, Callable[[MemoryStore, argparse.Namespace], int]] = {
     "context": cmd_context,
     "ingest": cmd_ingest,
     "consolidate": cmd_consolidate,
+    "ask": cmd_ask,
+    "contradictions": cmd_contradictions,
+    "resolve": cmd_resolve,
 }
 
 
@@ -861,6 +895,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_ERROR
     if args.command == "serve":
         return cmd_serve(args)
+    if getattr(args, "run", None) is not None:
+        return int(args.run(args))
     logging.basicConfig(
         level=logging.INFO if args.verbose else logging.WARNING,
         stream=sys.stderr,
@@ -870,8 +906,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         store = open_store(args.db, args.model_dir)
         return COMMANDS[args.command](store, args)
-    except (CliError, StoreError) as e:
+    except (CliError, StoreError, Invalid) as e:
         print(f"error: {e}", file=sys.stderr)
+        return EXIT_ERROR
+    except ArgumentError as e:
+        where = "" if e.argument == "id" else f"--{e.argument.replace('_', '-')}: "
+        print(f"error: {where}{e.message}", file=sys.stderr)
         return EXIT_ERROR
     except apsw.BusyError:
         print("error: the database is locked by another process; try again", file=sys.stderr)

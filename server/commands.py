@@ -22,7 +22,8 @@ from pygls.exceptions import (
     JsonRpcRequestCancelled,
 )
 
-from server.convert import ConversionError, Invalid, structure
+from predictive.operations.errors import ArgumentError
+from server.convert import ConversionError, Invalid, camel, structure
 
 if TYPE_CHECKING:
     from server.app import LivingMemoryServer
@@ -32,14 +33,6 @@ log = logging.getLogger("living_memory.commands")
 REQUEST_FAILED = -32803  # LSP ErrorCodes.RequestFailed
 A = TypeVar("A")
 PREFIX = "livingMemory."
-
-
-class ArgumentError(ValueError):
-    """A command argument is wrong: ``argument`` names it."""
-
-    def __init__(self, argument: str, message: str) -> None:
-        self.argument = argument
-        super().__init__(f"{argument}: {message}" if argument else message)
 
 
 class RequestFailed(Exception):
@@ -98,7 +91,10 @@ def map_error(command: str, e: BaseException) -> JsonRpcException:
     from server.jobs import JobCancelled
     from server.projects import Unavailable
 
-    if isinstance(e, (ArgumentError, ConversionError, Invalid)):
+    if isinstance(e, ArgumentError):
+        where = camel(e.argument.split("[")[0]) + e.argument[len(e.argument.split("[")[0]) :]
+        return JsonRpcInvalidParams(message=f"{command}: {where}: {e.message}")
+    if isinstance(e, (ConversionError, Invalid)):
         return JsonRpcInvalidParams(message=f"{command}: {e}")
     if isinstance(e, JobCancelled):
         return JsonRpcRequestCancelled(message=f"{command}: {e}")

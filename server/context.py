@@ -21,6 +21,7 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from predictive.engine import AssembledContext
+from server.convert import to_wire
 from server.injection import WriteResult
 from server.projects import Project
 
@@ -32,18 +33,10 @@ log = logging.getLogger("living_memory.context")
 CONTEXT_UPDATED = "livingMemory/contextUpdated"
 
 
-def _camel_keys(d: dict[str, Any]) -> dict[str, Any]:
-    from server.convert import camel
-
-    return {camel(k): v for k, v in d.items()}
-
-
 def view(project: Project, uri: str | None, result: AssembledContext) -> dict[str, Any]:
     """A context as ``livingMemory.assembleContext`` answers it (``contextId`` None: assembled
     on demand, not announced)."""
-    out = result.to_dict()
-    out["items"] = [_camel_keys(i) for i in out["items"]]
-    out["elapsedMs"] = out.pop("elapsed_ms")
+    out = to_wire(result)
     out["uri"] = uri
     out["folder"] = project.uri
     out["contextId"] = None
@@ -65,7 +58,7 @@ def payload(
         "branch": result.branch,
         "activity": result.activity.value,
         "tokens": result.tokens,
-        "items": [_camel_keys(i.to_dict()) for i in result.items],
+        "items": [to_wire(i) for i in result.items],
         "injected": [str(p) for p in injected.current] if injected else [],
         "refused": [str(p) for p in injected.refused] if injected else [],
         "generation": result.generation,

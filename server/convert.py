@@ -19,6 +19,8 @@ from typing import Any, Literal, TypeVar, get_args, get_origin
 import cattrs
 from cattrs.gen import make_dict_structure_fn, override
 
+from predictive.operations.errors import Invalid as _Invalid
+
 T = TypeVar("T")
 
 
@@ -30,8 +32,8 @@ class ConversionError(ValueError):
         super().__init__("; ".join(f"{p}: {m}" if p else m for p, m in problems))
 
 
-class Invalid(ValueError):
-    """Raised by hooks and ``__post_init__`` checks; its text is shown as is."""
+# raised by hooks and ``__post_init__`` checks of requests; its text is shown as is
+Invalid = _Invalid
 
 
 def camel(name: str) -> str:
@@ -317,3 +319,8 @@ def camel_keys(value: Any) -> Any:
     if isinstance(value, list | tuple):
         return [camel_keys(v) for v in value]
     return value
+
+
+def to_wire(result: Any) -> Any:
+    """An operation's result as the wire carries it: JSON-ready, keys in camelCase."""
+    return camel_keys(result.to_dict() if hasattr(result, "to_dict") else result)

@@ -270,13 +270,13 @@ class Project:
             done = last = 0
             while True:
                 job.check()
-                page = store.lacking_levels(after_id=last, limit=LEVELS_PAGE)
+                page = store.levels.lacking(after_id=last, limit=LEVELS_PAGE)
                 if not page:
                     return done
                 last = page[-1].id  # a memory that cannot be filled is not retried forever
                 filled = {m.id: lv for m in page if (lv := fill_levels(m))}
                 if filled:
-                    store.set_levels(filled)
+                    store.levels.set(filled)
                 done += len(page)
                 job.progress(done, max(done, missing))
 
@@ -328,14 +328,14 @@ class Project:
         """Embed memories without a vector from the current model, as a cancellable job."""
         if self.store is None:
             return
-        pending = await self.call(self.store.pending_embeddings)
+        pending = await self.call(self.store.embeddings.pending)
         if not pending:
             return
         batch = self.settings.embed_batch_size
         store = self.store
 
         def work(job: Any) -> int:
-            return store.embed_pending(batch=batch, progress=job.progress)
+            return store.embeddings.embed_pending(batch=batch, progress=job.progress)
 
         n = await self._background_job(
             f"Living Memory: embedding {pending} memories ({self.name})",

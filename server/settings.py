@@ -66,6 +66,7 @@ class Settings:
     change_debounce_ms: int = 400
     git_poll_seconds: float = 3.0
     embed_batch_size: int = 64
+    consolidate_when_idle_minutes: float = 10.0  # 0: only by command
 
     def __post_init__(self) -> None:
         if not MIN_BUDGET <= self.budget <= MAX_BUDGET:
@@ -78,6 +79,8 @@ class Settings:
             raise Invalid("gitPollSeconds must be between 0.05 and 3600")
         if not 1 <= self.embed_batch_size <= 4096:
             raise Invalid("embedBatchSize must be between 1 and 4096")
+        if not 0 <= self.consolidate_when_idle_minutes <= 10_080:
+            raise Invalid("consolidateWhenIdleMinutes must be between 0 and 10080 (a week)")
 
     @property
     def level(self) -> int:

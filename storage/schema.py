@@ -255,4 +255,22 @@ INSERT OR REPLACE INTO ingest_state(source, key, value, updated_at)
 SELECT 'levels', 'format', CASE WHEN EXISTS (SELECT 1 FROM memories) THEN '1' ELSE '2' END, 0;
 """
 
-MIGRATIONS: list[str] = [_V1, _V2, _V3, _V4]
+# v5: locked contexts (seed 000): a named piece of context an agent pinned, kept in versions;
+# locking again under the same name adds a version and keeps the old ones.
+_V5 = """
+CREATE TABLE locked_contexts(
+    id         INTEGER PRIMARY KEY,
+    name       TEXT NOT NULL CHECK (length(name) BETWEEN 1 AND 200),
+    version    INTEGER NOT NULL CHECK (version >= 1),
+    content    TEXT NOT NULL CHECK (length(content) > 0),
+    preview    TEXT NOT NULL,
+    tags       TEXT NOT NULL DEFAULT '[]',
+    memory_ids TEXT NOT NULL DEFAULT '[]',
+    note       TEXT,
+    source     TEXT NOT NULL DEFAULT 'mcp',
+    created_at REAL NOT NULL,
+    UNIQUE (name, version)
+);
+"""
+
+MIGRATIONS: list[str] = [_V1, _V2, _V3, _V4, _V5]

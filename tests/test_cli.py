@@ -63,7 +63,7 @@ def test_remember_then_search_finds_it(env: dict[str, str]) -> None:
         "We chose PostgreSQL over MongoDB for JSON support",
     )
     remember(env, "--kind", "convention", "Always run ruff before committing")
-    hits = json.loads(ok(["search", "PostgreSQL database", "--json"], env))
+    hits = json.loads(ok(["search", "PostgreSQL database", "--json"], env))["results"]
     assert hits[0]["id"] == mid
     assert hits[0]["kind"] == "decision"
     assert hits[0]["anchors"] == ["file:src/db.py"]
@@ -111,7 +111,7 @@ def test_show_json_and_levels(env: dict[str, str]) -> None:
     assert sorted(shown["anchors"]) == ["symbol:refreshToken", "tag:auth"]
     assert shown["artifacts"] == [{"type": "commit", "ref": "abc123", "title": None}]
     text = ok(["show", str(mid), "--level", "summary"], env)
-    assert "no summary level yet" in text and "Await the promise" in text
+    assert "(summary level; --level full shows more)" in text and "Await the promise" in text
 
 
 def test_secrets_never_reach_output_or_disk(env: dict[str, str], tmp_path: Path) -> None:
@@ -145,13 +145,14 @@ def test_related_links_and_walks(env: dict[str, str]) -> None:
 def test_forget_archives_and_restore_brings_back(env: dict[str, str]) -> None:
     mid = remember(env, "Use feature flags for risky payment changes")
     ok(["forget", str(mid), "--reason", "outdated"], env)
-    assert json.loads(ok(["search", "feature flags", "--json"], env)) == []
-    archived = json.loads(ok(["search", "feature flags", "--json", "--archived"], env))
+    assert json.loads(ok(["search", "feature flags", "--json"], env))["results"] == []
+    archived = json.loads(ok(["search", "feature flags", "--json", "--archived"], env))["results"]
     assert [h["id"] for h in archived] == [mid]
     shown = json.loads(ok(["show", str(mid), "--json"], env))
-    assert shown["archived"] is True and shown["archive_reason"] == "outdated"
+    assert shown["archived"] is True and shown["archiveReason"] == "outdated"
     ok(["restore", str(mid)], env)
-    assert [h["id"] for h in json.loads(ok(["search", "feature flags", "--json"], env))] == [mid]
+    found = json.loads(ok(["search", "feature flags", "--json"], env))["results"]
+    assert [h["id"] for h in found] == [mid]
 
 
 def test_purge_needs_archive_first(env: dict[str, str]) -> None:
@@ -175,10 +176,11 @@ def test_supersedes_and_current(env: dict[str, str]) -> None:
         "Sessions are stored server-side in Redis, not JWT cookies",
     )
     shown = json.loads(ok(["show", str(old), "--json"], env))
-    assert shown["superseded_by"] == new and shown["valid_to"] is not None
-    current = json.loads(ok(["search", "sessions JWT cookies", "--current", "--json"], env))
+    assert shown["supersededBy"] == new and shown["validTo"] is not None
+    current = json.loads(ok(["search", "sessions JWT cookies", "--json"], env))["results"]
     assert [h["id"] for h in current] == [new]
-    everything = json.loads(ok(["search", "sessions JWT cookies", "--json"], env))
+    everything = json.loads(ok(["search", "sessions JWT cookies", "--history", "--json"], env))
+    everything = everything["results"]
     assert {h["id"] for h in everything} == {old, new}
     assert everything[0]["id"] == new  # the superseded one is ranked down
 
@@ -187,11 +189,16 @@ def test_search_filters_by_kind_and_anchor(env: dict[str, str]) -> None:
     d = remember(env, "-k", "decision", "-a", "file:src/pay.py", "Payments retry three times")
     remember(env, "-k", "fact", "-a", "file:src/mail.py", "Payments emails go out nightly")
     assert [
-        h["id"] for h in json.loads(ok(["search", "payments", "--kind", "decision", "--json"], env))
+        h["id"]
+        for h in json.loads(ok(["search", "payments", "--kind", "decision", "--json"], env))[
+            "results"
+        ]
     ] == [d]
     assert [
         h["id"]
-        for h in json.loads(ok(["search", "payments", "-a", "file:src/pay.py", "--json"], env))
+        for h in json.loads(ok(["search", "payments", "-a", "file:src/pay.py", "--json"], env))[
+            "results"
+        ]
     ] == [d]
 
 
@@ -199,10 +206,10 @@ def test_stats_and_reindex(env: dict[str, str]) -> None:
     for i in range(5):
         remember(env, "-k", "fact", f"fact number {i} about caching layer {i * 7}")
     st = json.loads(ok(["stats", "--json"], env))
-    assert st["memories"] == 5 and st["embedded"] == 5 and st["pending_embeddings"] == 0
-    assert st["by_kind"] == {"fact": 5}
+    assert st["memories"] == 5 and st["embedded"] == 5 and st["pendingEmbeddings"] == 0
+    assert st["byKind"] == {"fact": 5}
     out = json.loads(ok(["reindex", "--json"], env))
-    assert out == {"fts_rows": 5, "embedded": 0, "vectors": 5}
+    assert out == {"keywordRows": 5, "embedded": 0, "vectors": 5}
 
 
 def test_search_embeds_memories_added_without_vectors(env: dict[str, str]) -> None:
@@ -213,10 +220,12 @@ def test_search_embeds_memories_added_without_vectors(env: dict[str, str]) -> No
     conn = apsw.Connection(str(db))
     conn.execute("DELETE FROM embeddings")
     conn.close()
-    assert json.loads(ok(["stats", "--json"], env2))["pending_embeddings"] == 1
-    hits = json.loads(ok(["search", "esbuild bundle", "--json", "--mode", "vector"], env2))
+    assert json.loads(ok(["stats", "--json"], env2))["pendingEmbeddings"] == 1
+    hits = json.loads(ok(["search", "esbuild bundle", "--json", "--mode", "vector"], env2))[
+        "results"
+    ]
     assert len(hits) == 1
-    assert json.loads(ok(["stats", "--json"], env2))["pending_embeddings"] == 0
+    assert json.loads(ok(["stats", "--json"], env2))["pendingEmbeddings"] == 0
 
 
 @pytest.mark.parametrize(
@@ -318,10 +327,12 @@ def test_real_model_end_to_end(env: dict[str, str]) -> None:
     )
     remember(env, "-k", "convention", "Always run the linter before committing code")
     remember(env, "-k", "solution", "The flaky upload test was fixed by raising the timeout")
-    hits = json.loads(ok(["search", "which relational store holds our data", "--json"], env))
+    hits = json.loads(ok(["search", "which relational store holds our data", "--json"], env))[
+        "results"
+    ]
     assert hits and hits[0]["id"] == target
     st = json.loads(ok(["stats", "--json"], env))
-    assert st["model_id"].startswith("all-MiniLM-L6-v2-onnx-int8@")
+    assert st["modelId"].startswith("all-MiniLM-L6-v2-onnx-int8@")
     assert st["embedded"] == 3
 
 
@@ -344,7 +355,7 @@ def test_context_for_a_file(env: dict[str, str], tmp_path: Path) -> None:
     out = json.loads(ok(["context", "src/login.py", "--json"], env, cwd=repo))
     assert out["file"] == "src/login.py" and out["branch"] == "fix/login-timeout"
     assert out["activity"] == "debugging"  # a fix/ branch
-    tiers = {item["memory_id"]: item["tier"] for item in out["items"] if item["memory_id"]}
+    tiers = {item["memoryId"]: item["tier"] for item in out["items"] if item["memoryId"]}
     assert tiers[d] == "critical" and tiers[c] == "background" and tiers[i] == "relevant"
     assert out["tokens"]["total"] <= out["tokens"]["budget"] == 8000
     text = ok(
@@ -386,3 +397,45 @@ def test_context_with_diagnostics(env: dict[str, str], tmp_path: Path) -> None:
     assert "budget" in fails(["context", "a.py", "--budget", "100"], env)
     assert "not one of" in fails(["context", "a.py", "--activity", "napping"], env)
     assert "not a file" in fails(["context", str(tmp_path)], env)
+
+
+def test_contradictions_are_listed_and_resolved_from_the_command_line(
+    env: dict[str, str],
+) -> None:
+    a = remember(env, "-k", "convention", "Always squash merge pull requests")
+    b = remember(env, "-k", "convention", "Never squash merge pull requests")
+    code = (
+        "import sys\nfrom storage import MemoryStore\n"
+        "s = MemoryStore(sys.argv[1])\n"
+        "print(s.contradictions.add(int(sys.argv[2]), int(sys.argv[3]), reason='always vs never'))"
+    )
+    r = subprocess.run(
+        [sys.executable, "-c", code, env["LIVING_MEMORY_DB"], str(a), str(b)],
+        capture_output=True,
+        text=True,
+        env=env,
+        check=True,
+    )
+    cid = int(r.stdout.strip())
+    listed = json.loads(ok(["contradictions", "--json"], env))
+    assert listed["count"] == 1 and listed["contradictions"][0]["reason"] == "always vs never"
+    assert {listed["contradictions"][0]["a"]["id"], listed["contradictions"][0]["b"]["id"]} == {
+        a,
+        b,
+    }
+    text = ok(["contradictions"], env)
+    assert f"contradiction {cid}" in text and "always vs never" in text
+    assert "needs exactly one" in fails(["resolve", str(cid), "merged"], env)
+    out = ok(["resolve", str(cid), "a_wins", "--note", "team vote"], env)
+    assert f"#{a} stands" in out
+    assert json.loads(ok(["show", str(b), "--json"], env))["supersededBy"] == a
+    assert "already resolved" in fails(["resolve", str(cid), "b_wins"], env)
+    assert json.loads(ok(["contradictions", "--json"], env))["count"] == 0
+
+
+def test_ask_classifies_and_cites(env: dict[str, str]) -> None:
+    mid = remember(env, "-k", "decision", "We chose PostgreSQL over MongoDB for JSON support")
+    out = json.loads(ok(["ask", "why did we choose PostgreSQL?", "--json"], env))
+    assert out["type"] == "decision"
+    assert out["items"][0]["id"] == mid and out["items"][0]["provenance"]
+    assert "decision question" in ok(["ask", "why did we choose PostgreSQL?"], env)

@@ -148,14 +148,16 @@ def test_watch_follows_new_conversations(env: dict[str, str], tmp_path: Path) ->
         proc.wait(timeout=30)
 
 
-def test_consolidate_previews_then_links_near_duplicates(env: dict[str, str]) -> None:
+def test_consolidate_previews_then_merges_duplicates(env: dict[str, str]) -> None:
     ok(["remember", "Releases are cut on Thursdays after the freeze."], env)
     ok(["remember", "Releases are cut on Thursdays after the freeze!"], env)
     preview = json.loads(ok(["consolidate", "--dry-run", "--json"], env))
-    assert preview["dryRun"] and preview["similarLinked"] == 1
-    line = ok(["consolidate"], env)
-    assert "link 1 near duplicates" in line
-    assert json.loads(ok(["consolidate", "--json"], env))["similarLinked"] == 0
+    assert preview["dryRun"] and preview["merged"] == 1
+    listed = ok(["consolidate", "--dry-run"], env)
+    assert "merge #2 ← #1: the same text but for case" in listed
+    assert "Releases are cut on Thursdays" in listed
+    ok(["consolidate"], env)
+    assert json.loads(ok(["consolidate", "--json"], env))["merged"] == 0
 
 
 def test_a_long_history_shows_its_progress_on_a_terminal(env: dict[str, str], tmp_path: Path):

@@ -118,7 +118,9 @@ def test_a_superseded_decision_record_is_closed_and_linked(store: MemoryStore, p
     assert old is not None and new is not None
     assert old.superseded_by == new.id and old.valid_to is not None
     assert new.valid_to is None
-    assert any(e.type.value == "SUPERSEDES" and e.target_id == old.id for e in store.edges(new.id))
+    assert any(
+        e.type.value == "SUPERSEDES" and e.target_id == old.id for e in store.graph.edges(new.id)
+    )
 
 
 def test_an_edited_decision_record_supersedes_its_previous_version(
@@ -163,7 +165,7 @@ def test_dry_run_counts_and_writes_nothing(store: MemoryStore, project: GitRepo,
     assert s["sources"]["git"]["added"] == KNOWLEDGE_COMMITS
     assert snapshot_of(store) == before
     assert SessionStore(store).count() == (0, 0)
-    assert store.ingest_state("git") == {}
+    assert store.cursors.get("git") == {}
 
 
 def test_since_limits_by_time(store: MemoryStore, project: GitRepo, home: Path):

@@ -33,7 +33,7 @@ def test_the_store_leaves_no_telemetry_files(tmp_path: Path, embedder: str) -> N
         f"emb = HashingEmbedder(dim=64) if {embedder!r} == 'hashing' else OnnxEmbedder()\n"
         f"s = MemoryStore(Path({str(tmp_path / 'db' / 'm.db')!r}), embedder=emb)\n"
         "s.add(NewMemory('Deploys run the test suite first'))\n"
-        "s.embed_pending()\n"
+        "s.embeddings.embed_pending()\n"
         "s.close()\n"
     )
     run_in_home(home, code)

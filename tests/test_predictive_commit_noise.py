@@ -120,12 +120,12 @@ def test_an_old_store_is_rewritten_once(store: MemoryStore, tmp_path: Path) -> N
     merge = store.find_by_source("git", repo.shas["merge"])
     assert api is not None and merge is not None
     store.update(api.id, text=f"Commit {repo.shas['api'][:10]} by Ada on 2023-11-14: " + api.text)
-    store.set_ingest_state("git", {"format": "1"})
+    store.cursors.set("git", {"format": "1"})
 
     s = run(store, root=repo.root, options={"sources": ["git"]})["sources"]["git"]
     assert s["rewritten"] == 1 and s["archived"] == 1 and s["added"] == 0
     assert store.get(api.id).text.startswith("Add the API module\n\n")
     assert store.get(merge.id).archived
-    assert store.ingest_state("git")["format"] == GIT_FORMAT
+    assert store.cursors.get("git")["format"] == GIT_FORMAT
     again = run(store, root=repo.root, options={"sources": ["git"]})["sources"]["git"]
     assert again["read"] == 0 and again.get("rewritten", 0) == 0

@@ -14,10 +14,10 @@ from predictive.contradictions import (
     Conflict,
     Verdict,
     detect,
+    pending_scan,
     record,
     scan,
     scan_and_record,
-    scan_new,
 )
 from storage import Kind, MemoryStore, NewMemory
 from storage.models import ContradictionStatus, EdgeType
@@ -197,12 +197,14 @@ def test_partial_supersession_links_without_closing(
     )
     opened = scan_and_record(store, [new])
     assert len(opened) == 1
-    (c,) = store.contradictions()
+    (c,) = store.contradictions.query()
     assert (c.memory_a, c.memory_b) == (old, new)
     assert c.reason is not None and c.reason.startswith("amended:")
     older = store.get(old)
     assert older.superseded_by is None and older.valid_to is None and not older.archived
-    assert any(e.type is EdgeType.EVOLVED_INTO and e.target_id == new for e in store.edges(old))
+    assert any(
+        e.type is EdgeType.EVOLVED_INTO and e.target_id == new for e in store.graph.edges(old)
+    )
 
 
 # ---------------------------------------------------------------- never twice, never lineage
@@ -216,10 +218,10 @@ def test_a_pair_is_never_opened_twice_even_after_dismissal(
     assert len(scan_and_record(store, [a, b])) == 1
     assert scan(store, [a, b]) == []
     assert scan_and_record(store, [b]) == []
-    (c,) = store.contradictions()
-    store.dismiss_contradiction(c.id, "both fine")
+    (c,) = store.contradictions.query()
+    store.contradictions.dismiss(c.id, "both fine")
     assert scan_and_record(store, [a, b]) == []
-    assert len(store.contradictions(None)) == 1
+    assert len(store.contradictions.query(None)) == 1
     # recording the same conflict by hand is a no-op too
     conflict = Conflict(a, b, "polarity", "again", 0.7)
     assert record(store, [conflict, conflict]) == []
@@ -230,7 +232,7 @@ def test_a_memory_and_its_own_source_or_versions_are_not_compared(
 ) -> None:
     unit = put("Always squash commits before merging.", Kind.CONVENTION, 0)
     item = put("Never squash commits before merging.", Kind.CONVENTION, 1)
-    store.add_edge(item, unit, EdgeType.DERIVED_FROM, 1.0)
+    store.graph.add(item, unit, EdgeType.DERIVED_FROM, 1.0)
     assert scan(store, [item, unit]) == []
     v1 = put(
         "Use port 8080 for the API server.",
@@ -247,7 +249,7 @@ def test_a_memory_and_its_own_source_or_versions_are_not_compared(
         source_id="AGENTS.md:3",
     )
     assert scan(store, [v1, v2]) == []  # two versions of one rule section
-    store.supersede(v1, v2)
+    store.graph.supersede(v1, v2)
     assert scan(store, [v2]) == []
 
 
@@ -266,7 +268,7 @@ def test_bad_input_is_passed_over(store: MemoryStore, put: Callable[..., int]) -
     blank.text = "   "
     assert detect(blank, store.get(b)) is None  # an empty text has nothing to contradict
     assert record(store, [Conflict(a, 987654, "polarity", "x", 0.5)]) == []
-    assert store.contradictions(None) == []
+    assert store.contradictions.query(None) == []
 
 
 def test_a_judge_has_the_last_word_and_a_failing_one_leaves_it_local(
@@ -314,14 +316,14 @@ def test_ingestion_opens_a_contradiction_for_a_rule_and_a_later_commit(
     with MemoryStore(tmp_path / "m.db", embedder=real_embedder) as store:  # type: ignore[arg-type]
         summary = ingest.run(store, root=repo.root, options={"sources": ["git", "rules"]})
         assert summary["contradictionsOpened"] == 1
-        (c,) = store.contradictions()
+        (c,) = store.contradictions.query()
         a, b = store.get(c.memory_a), store.get(c.memory_b)
         assert {a.source, b.source} == {"git", "rules"}
         assert c.reason is not None and "Selenium" in c.reason
         # a second ingestion adds nothing new and opens nothing again
         again = ingest.run(store, root=repo.root, options={"sources": ["git", "rules"]})
         assert again["contradictionsOpened"] == 0
-        assert len(store.contradictions(None)) == 1
+        assert len(store.contradictions.query(None)) == 1
 
 
 def test_a_dry_run_ingestion_opens_nothing(tmp_path: Path, store: MemoryStore) -> None:
@@ -340,7 +342,7 @@ def test_a_dry_run_ingestion_opens_nothing(tmp_path: Path, store: MemoryStore) -
         store, root=repo.root, options={"sources": ["git", "rules"], "dryRun": True}
     )
     assert summary["contradictionsOpened"] == 0
-    assert store.contradictions(None) == []
+    assert store.contradictions.query(None) == []
 
 
 def test_consolidation_scans_what_was_added_since_its_last_run(
@@ -349,10 +351,10 @@ def test_consolidation_scans_what_was_added_since_its_last_run(
     put("Always squash commits before merging.", Kind.CONVENTION, 0)
     put("Never squash commits before merging.", Kind.CONVENTION, 1)
     dry = consolidate.run(store, options={"dryRun": True})
-    assert dry["contradictionsOpened"] == 1 and store.contradictions(None) == []
+    assert dry["contradictionsOpened"] == 1 and store.contradictions.query(None) == []
     assert consolidate.run(store)["contradictionsOpened"] == 1
-    assert len(store.contradictions()) == 1
-    assert scan_new(store) == []  # nothing new since
+    assert len(store.contradictions.query()) == 1
+    assert pending_scan(store)[0] == []  # nothing new since
 
 
 # ---------------------------------------------------------------- decision records
@@ -448,13 +450,14 @@ def test_a_partly_superseded_record_stays_valid_linked_and_contradicted(
     assert "file:0033-ip-ranges.md" not in anchors
     assert "file:0003-aws-networking-outline.md" not in anchors
     assert any(
-        e.type is EdgeType.EVOLVED_INTO and e.target_id == new.id for e in store.edges(old.id)
+        e.type is EdgeType.EVOLVED_INTO and e.target_id == new.id for e in store.graph.edges(old.id)
     )
     linked = by_path["docs/adr/0005-use-x.md"]
     assert any(
-        e.type is EdgeType.RELATES_TO and e.target_id == old.id for e in store.edges(linked.id)
+        e.type is EdgeType.RELATES_TO and e.target_id == old.id
+        for e in store.graph.edges(linked.id)
     )
-    (c,) = store.contradictions(ContradictionStatus.OPEN)
+    (c,) = store.contradictions.query(ContradictionStatus.OPEN)
     assert (c.memory_a, c.memory_b) == (old.id, new.id)
     assert c.reason is not None and "partly supersedes" in c.reason
 

@@ -158,7 +158,7 @@ def test_open_contradiction_is_critical(store: MemoryStore) -> None:
             anchors=[anchor("module", "payments")],
         )
     ).id
-    cid = store.add_contradiction(a, b, reason="unit of amounts")
+    cid = store.contradictions.add(a, b, reason="unit of amounts")
     result = ContextEngine(store).assemble(req())
     keys = {i.key for i in result.items if i.tier.value == "critical"}
     assert f"c{cid}" in keys
@@ -187,7 +187,7 @@ def test_superseded_and_archived_stay_out(store: MemoryStore) -> None:
             anchors=[anchor("file", FILE)],
         )
     ).id
-    store.supersede(old, new)
+    store.graph.supersede(old, new)
     gone = store.add(
         NewMemory("Archived: payments used PayPal", kind=Kind.FACT, anchors=[anchor("file", FILE)])
     ).id

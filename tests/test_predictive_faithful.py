@@ -91,13 +91,13 @@ def test_short_forms_of_an_older_compressor_are_made_again(store: MemoryStore) -
     from storage import NewMemory
 
     mid = store.add(NewMemory(text=ADR_23, kind=Kind.DECISION)).id
-    store.set_levels({mid: {"compressed": "adr: always leak", "index_label": "adr: upon"}})
-    store.set_ingest_state("levels", {"format": "1"})
+    store.levels.set({mid: {"compressed": "adr: always leak", "index_label": "adr: upon"}})
+    store.cursors.set("levels", {"format": "1"})
     backfill_levels(store)
     m = store.get(mid)
     assert (m.index_label, m.compressed) != ("adr: upon", "adr: always leak")
     assert is_faithful(m.index_label or "", ADR_23) and is_faithful(m.compressed or "", ADR_23)
-    assert store.ingest_state("levels")["format"] == LEVELS_FORMAT
-    store.set_levels({mid: {"index_label": "kept"}})  # once per store: later edits stay
+    assert store.cursors.get("levels")["format"] == LEVELS_FORMAT
+    store.levels.set({mid: {"index_label": "kept"}})  # once per store: later edits stay
     backfill_levels(store)
     assert store.get(mid).index_label == "kept"

@@ -108,7 +108,9 @@ def test_plain_search_finds_a_fix_inside_a_long_conversation(
 ) -> None:
     root = _project(tmp_path)
     ok(["ingest"], env, cwd=root)
-    hits = json.loads(ok(["search", "explicit limit clamp honoured", "--json"], env, cwd=root))
+    hits = json.loads(ok(["search", "explicit limit clamp honoured", "--json"], env, cwd=root))[
+        "results"
+    ]
     top = hits[0]
     assert top["kind"] == "episode" and top["source"]["kind"] == "conversation"
     assert top["source"]["session"] == "2025-02-26_18-28-debugging-the-result-limit"

@@ -137,11 +137,11 @@ def test_no_secret_reaches_the_database_its_wal_or_the_vector_index(
             )
         ).id
         b = store.add(NewMemory(f"Other decision about {kind}", kind=Kind.DECISION)).id
-        store.embed_pending()
-        store.record_accesses([a], context=f"cited because {text}")
+        store.embeddings.embed_pending()
+        store.usage.record_many([a], context=f"cited because {text}")
         store.archive(b, reason=f"leaked {text}")
-        cid = store.add_contradiction(a, b, reason=f"differs: {text}")
-        store.resolve_contradiction(cid, "both_valid", note=f"note {text}")
+        cid = store.contradictions.add(a, b, reason=f"differs: {text}")
+        store.contradictions.resolve(cid, "both_valid", note=f"note {text}")
         SessionStore(store).save(
             Conversation(
                 "cursor",

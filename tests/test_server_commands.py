@@ -221,8 +221,8 @@ async def test_explore_returns_a_tree_to_the_requested_depth(client: LanguageCli
     b = await remember(client, "Explore child: invoices are immutable.")
     c = await remember(client, "Explore grandchild: credit notes correct invoices.")
     store = await db(client)
-    store.add_edge(a, b, "PART_OF", 0.9)
-    store.add_edge(b, c, "RELATES_TO", 0.8)
+    store.graph.add(a, b, "PART_OF", 0.9)
+    store.graph.add(b, c, "RELATES_TO", 0.8)
     store.close()
     deep = await run(client, "explore", {"id": a, "depth": 2})
     root = deep["roots"][0]
@@ -283,7 +283,7 @@ async def contradiction(client: LanguageClient, a_text: str, b_text: str) -> tup
     a = await remember(client, a_text, kind="decision")
     b = await remember(client, b_text, kind="decision")
     store = await db(client)
-    cid = store.add_contradiction(a, b, reason="they disagree", confidence=0.8)
+    cid = store.contradictions.add(a, b, reason="they disagree", confidence=0.8)
     store.close()
     return cid, a, b
 
@@ -462,14 +462,16 @@ async def test_consolidate_previews_then_applies_with_progress(client: LanguageC
     await remember(client, "The staging cluster restarts nightly at 02:00 UTC.")
     await remember(client, "The staging cluster restarts nightly at 02:00 UTC!")
     preview = await run(client, "consolidate", {"dryRun": True})
-    assert preview["dryRun"] is True and preview["similarLinked"] >= 1
+    assert preview["dryRun"] is True and preview["merged"] == 1
+    (merge,) = [c for c in preview["changes"] if c["action"] == "merge"]
+    assert "staging cluster" in merge["labels"][0]
     before = set(client.progress_reports)
     applied = await run(client, "consolidate", {})
-    assert applied["dryRun"] is False and applied["similarLinked"] == preview["similarLinked"]
+    assert applied["dryRun"] is False and applied["merged"] == preview["merged"]
     (token,) = set(client.progress_reports) - before
     assert [p.kind for p in progress_of(client, token)][-1] == "end"
     again = await run(client, "consolidate", {"dryRun": True})
-    assert again["similarLinked"] == 0
+    assert again["merged"] == 0
 
 
 async def test_ingest_rejects_an_unknown_source(client: LanguageClient):

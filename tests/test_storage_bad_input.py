@@ -18,7 +18,7 @@ from storage import (
     NewMemory,
     StoreError,
 )
-from storage.repository import MAX_TEXT_CHARS
+from storage.rows import MAX_TEXT_CHARS
 
 Snapshot = Callable[[], object]
 
@@ -101,22 +101,22 @@ def test_other_refusals_leave_the_database_alone(store: MemoryStore, snapshot: S
     b = store.add(NewMemory(text="b")).id
     before = snapshot()
     calls: list[tuple[Callable[[], object], str]] = [
-        (lambda: store.add_edge(a, a, "RELATES_TO"), "two different"),
-        (lambda: store.add_edge(a, b, "RELATES_TO", strength=-1), "between 0 and 1"),
-        (lambda: store.add_edge(a, b, "relates"), "unknown edge type"),
-        (lambda: store.add_edge(a, b, "RELATES_TO", metadata={"x": object()}), "JSON"),
-        (lambda: store.supersede(a, a), "itself"),
-        (lambda: store.add_contradiction(b, b), "itself"),
+        (lambda: store.graph.add(a, a, "RELATES_TO"), "two different"),
+        (lambda: store.graph.add(a, b, "RELATES_TO", strength=-1), "between 0 and 1"),
+        (lambda: store.graph.add(a, b, "relates"), "unknown edge type"),
+        (lambda: store.graph.add(a, b, "RELATES_TO", metadata={"x": object()}), "JSON"),
+        (lambda: store.graph.supersede(a, a), "itself"),
+        (lambda: store.contradictions.add(b, b), "itself"),
         (lambda: store.list(order="shuffle"), "unknown order"),
         (lambda: store.list(MemoryFilter(kinds=["opinion"])), "unknown kind"),  # type: ignore[list-item]
-        (lambda: store.record_access(a, "glance"), "unknown access kind"),
+        (lambda: store.usage.record(a, "glance"), "unknown access kind"),
         (lambda: store.update(a, colour="red"), "cannot update colour"),
         (lambda: store.update(a, anchors=[Anchor(AnchorType.TAG, "")]), "empty"),
         (lambda: store.update(a, valid_from=None), "valid_from"),
         (lambda: store.add_anchors(a, ["tag:x"]), "Anchor"),  # type: ignore[list-item]
-        (lambda: store.set_decay_scores({a: "high"}), "decay"),  # type: ignore[dict-item]
-        (lambda: store.contradictions("pending"), "unknown status"),
-        (lambda: store.traverse(a, types=["LIKES"]), "unknown edge type"),
+        (lambda: store.usage.set_decay_scores({a: "high"}), "decay"),  # type: ignore[dict-item]
+        (lambda: store.contradictions.query("pending"), "unknown status"),
+        (lambda: store.graph.traverse(a, types=["LIKES"]), "unknown edge type"),
     ]
     for call, message in calls:
         with pytest.raises(InvalidInput, match=message):

@@ -111,7 +111,7 @@ def test_threads_share_one_store_with_a_connection_each(store: MemoryStore) -> N
             "SELECT count(*) FROM memories WHERE source_id = ?", (f"t{w}",)
         ).fetchone() == (50,)
     assert len(store.vectors()) == 200
-    assert store.pending_embeddings() == 0
+    assert store.embeddings.pending() == 0
 
 
 CRASHER = textwrap.dedent(

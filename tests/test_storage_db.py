@@ -293,8 +293,8 @@ def test_a_store_with_memories_is_marked_for_new_short_forms(
         s.add(NewMemory(text="stored by an earlier version", index_label="adr: upon"))
     monkeypatch.undo()
     with MemoryStore(old) as s, MemoryStore(new) as fresh:
-        assert s.ingest_state("levels") == {"format": "1"}
-        assert fresh.ingest_state("levels") == {"format": "2"}
+        assert s.cursors.get("levels") == {"format": "1"}
+        assert fresh.cursors.get("levels") == {"format": "2"}
 
 
 def test_reindex_lets_other_writers_in_between_batches(tmp_path: Path) -> None:

@@ -205,11 +205,13 @@ def test_secrets_never_reach_the_database_file(tmp_path: Path) -> None:
         store.update(b, text=f"API_SECRET={'Upd4ted' + 'S3cretVal'} in the new config")
         store.update(a, anchors=[Anchor.parse(f"tag:DB_PASSWORD={'Anch0r' + 'S3cretVal'}")])
         store.add_anchors(b, [Anchor.parse(f"error:AUTH_TOKEN={'Anch0r' + 'S3cretVal'}")])
-        store.add_edge(a, b, "RELATES_TO", metadata={"why": "PASSWORD=" + "Edg3Meta" + "S3cretVal"})
-        cid = store.add_contradiction(a, b, reason="SECRET=" + "R3ason" + "S3cretVal")
-        store.resolve_contradiction(cid, "both_valid", note="TOKEN=" + "N0te" + "S3cretVal")
-        store.category("ops", description="OPS_KEY=" + "Cat3gory" + "S3cretVal")
-        store.set_category_summary("ops", "PASSWORD=" + "Cat3gory" + "S3cretVal")
+        store.graph.add(
+            a, b, "RELATES_TO", metadata={"why": "PASSWORD=" + "Edg3Meta" + "S3cretVal"}
+        )
+        cid = store.contradictions.add(a, b, reason="SECRET=" + "R3ason" + "S3cretVal")
+        store.contradictions.resolve(cid, "both_valid", note="TOKEN=" + "N0te" + "S3cretVal")
+        store.categories.ensure("ops", description="OPS_KEY=" + "Cat3gory" + "S3cretVal")
+        store.categories.set_summary("ops", "PASSWORD=" + "Cat3gory" + "S3cretVal")
         store.add(
             NewMemory(
                 text="artifact titles too",

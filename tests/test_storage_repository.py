@@ -181,12 +181,12 @@ def test_get_get_many_and_not_found(store: MemoryStore, add: AddFn) -> None:
 
 def test_update_text_re_embeds_and_refreshes_fts(store: MemoryStore, add: AddFn) -> None:
     mid = add("The cache uses redis for sessions")
-    old_vec = store.vectors_for([mid])[mid].copy()
+    old_vec = store.embeddings.of([mid])[mid].copy()
     old_hash = store.get(mid).content_hash
     m = store.update(mid, text="The cache uses memcached for sessions")
     assert m.text == "The cache uses memcached for sessions"
     assert m.content_hash != old_hash
-    new_vec = store.vectors_for([mid])[mid]
+    new_vec = store.embeddings.of([mid])[mid]
     assert not np.allclose(old_vec, new_vec)
     assert np.allclose(new_vec, store.embedder.embed([m.text])[0], atol=1e-6)
     assert mid in fts_ids(store, "memcached")
@@ -196,7 +196,7 @@ def test_update_text_re_embeds_and_refreshes_fts(store: MemoryStore, add: AddFn)
 
 def test_update_other_fields_and_anchors(store: MemoryStore, add: AddFn) -> None:
     mid = add("Deploys go through the staging cluster", anchors=[Anchor.parse("deploy")])
-    vec = store.vectors_for([mid])[mid].copy()
+    vec = store.embeddings.of([mid])[mid].copy()
     m = store.update(
         mid,
         kind="workflow",
@@ -208,7 +208,7 @@ def test_update_other_fields_and_anchors(store: MemoryStore, add: AddFn) -> None
     assert m.kind is Kind.WORKFLOW and m.importance == 0.9 and m.summary == "deploy via staging"
     assert m.metadata == {"k": 1}
     assert m.anchors == [Anchor(AnchorType.FILE, "deploy.sh")]
-    assert np.array_equal(store.vectors_for([mid])[mid], vec)  # text unchanged: no re-embed
+    assert np.array_equal(store.embeddings.of([mid])[mid], vec)  # text unchanged: no re-embed
     assert mid in fts_ids(store, "staging")  # summary is indexed
     assert mid in fts_ids(store, "sh") and mid not in fts_ids(store, "deploy") - fts_ids(
         store, "deploys"
@@ -265,7 +265,7 @@ def test_add_anchors_and_decay_scores(store: MemoryStore, add: AddFn) -> None:
     store.add_anchors(a, [Anchor.parse("module:pkg.core")])
     assert Anchor(AnchorType.MODULE, "pkg.core") in store.get(a).anchors
     assert a in fts_ids(store, "core")
-    assert store.set_decay_scores({a: 0.25, b: 0.75}) == 2
+    assert store.usage.set_decay_scores({a: 0.25, b: 0.75}) == 2
     assert [store.get(a).decay_score, store.get(b).decay_score] == [0.25, 0.75]
     with pytest.raises(NotFound):
         store.add_anchors(999, [Anchor.parse("x")])
@@ -424,12 +424,12 @@ def test_purge_removes_everything_hanging_off_the_memory(store: MemoryStore, add
         anchors=[Anchor.parse("file:gone.py"), Anchor.parse("gone")],
         artifacts=[Artifact("commit", "deadbeef")],
     )
-    store.add_edge(keep, gone, EdgeType.RELATES_TO)
-    store.add_edge(gone, keep, EdgeType.LEADS_TO)
-    store.add_contradiction(keep, gone)
-    store.record_access(gone, "citation")
-    store.categorise(gone, "misc")
-    store.supersede(gone, keep)
+    store.graph.add(keep, gone, EdgeType.RELATES_TO)
+    store.graph.add(gone, keep, EdgeType.LEADS_TO)
+    store.contradictions.add(keep, gone)
+    store.usage.record(gone, "citation")
+    store.categories.assign(gone, "misc")
+    store.graph.supersede(gone, keep)
     assert store.get(keep).supersedes == gone
     store.purge(gone)
     assert not store.exists(gone)
@@ -467,8 +467,8 @@ def test_purge_removes_everything_hanging_off_the_memory(store: MemoryStore, add
 def test_record_access(store: MemoryStore, add: AddFn, kind: object, column: str | None) -> None:
     mid = add("used memory")
     before = time.time()
-    store.record_access(mid, kind, context="ctx")  # type: ignore[arg-type]
-    store.record_access(mid, kind)  # type: ignore[arg-type]
+    store.usage.record(mid, kind, context="ctx")  # type: ignore[arg-type]
+    store.usage.record(mid, kind)  # type: ignore[arg-type]
     m = store.get(mid)
     counts = {
         "retrieval_count": m.retrieval_count,
@@ -477,7 +477,7 @@ def test_record_access(store: MemoryStore, add: AddFn, kind: object, column: str
     }
     assert counts == {c: (2 if c == column else 0) for c in counts}
     assert m.last_accessed is not None and m.last_accessed >= before
-    log = store.access_log(mid)
+    log = store.usage.log(mid)
     assert len(log) == 2
     assert {entry[1] for entry in log} == {AccessKind(kind).value}
     assert {entry[2] for entry in log} == {"ctx", None}
@@ -489,9 +489,9 @@ def test_record_accesses_is_all_or_nothing(
     a = add("exists")
     before = snapshot()
     with pytest.raises(NotFound):
-        store.record_accesses([a, 999], "retrieval")
+        store.usage.record_many([a, 999], "retrieval")
     with pytest.raises(InvalidInput):
-        store.record_accesses([a], "stare")
+        store.usage.record_many([a], "stare")
     assert snapshot() == before
 
 
@@ -499,19 +499,19 @@ def test_supersede(store: MemoryStore, add: AddFn) -> None:
     old = add("We deploy on Fridays")
     new = add("We never deploy on Fridays")
     when = time.time()
-    store.supersede(old, new, at=when)
+    store.graph.supersede(old, new, at=when)
     o, n = store.get(old), store.get(new)
     assert o.valid_to == when and o.superseded_by == new
     assert n.supersedes == old and n.valid_to is None
-    assert [(e.source_id, e.target_id, e.type) for e in store.edges(new)] == [
+    assert [(e.source_id, e.target_id, e.type) for e in store.graph.edges(new)] == [
         (new, old, EdgeType.SUPERSEDES)
     ]
-    assert store.edges(old) == []  # SUPERSEDES has no reverse copy
+    assert store.graph.edges(old) == []  # SUPERSEDES has no reverse copy
     assert {m.id for m in store.list(MemoryFilter(valid_at=when + 1))} == {new}
     with pytest.raises(InvalidInput):
-        store.supersede(new, new)
+        store.graph.supersede(new, new)
     with pytest.raises(NotFound):
-        store.supersede(old, 999)
+        store.graph.supersede(old, 999)
 
 
 # ---- graph ---------------------------------------------------------------------------------
@@ -520,7 +520,7 @@ def test_supersede(store: MemoryStore, add: AddFn) -> None:
 def test_bidirectional_edges_store_a_reverse_copy(store: MemoryStore, add: AddFn) -> None:
     a, b, c = add("a"), add("b"), add("c")
     for etype in (EdgeType.RELATES_TO, EdgeType.SIMILAR_TO, EdgeType.CONTRADICTS):
-        store.add_edge(a, b, etype, 0.5)
+        store.graph.add(a, b, etype, 0.5)
         assert (
             count_rows(store, "edges", "source_id=? AND target_id=? AND type=?", a, b, etype.value)
             == 1
@@ -529,12 +529,12 @@ def test_bidirectional_edges_store_a_reverse_copy(store: MemoryStore, add: AddFn
             count_rows(store, "edges", "source_id=? AND target_id=? AND type=?", b, a, etype.value)
             == 1
         )
-    store.add_edge(a, c, "LEADS_TO", 0.7)
+    store.graph.add(a, c, "LEADS_TO", 0.7)
     assert count_rows(store, "edges", "source_id=? AND target_id=?", c, a) == 0
     # re-adding keeps the stronger strength
-    store.add_edge(a, c, "LEADS_TO", 0.2)
-    store.add_edge(a, b, "RELATES_TO", 0.9)
-    strengths = {(e.target_id, e.type): e.strength for e in store.edges(a)}
+    store.graph.add(a, c, "LEADS_TO", 0.2)
+    store.graph.add(a, b, "RELATES_TO", 0.9)
+    strengths = {(e.target_id, e.type): e.strength for e in store.graph.edges(a)}
     assert strengths[(c, EdgeType.LEADS_TO)] == 0.7
     assert strengths[(b, EdgeType.RELATES_TO)] == 0.9
     assert store.stats().edges == 4  # three bidirectional relations + one directed edge
@@ -542,12 +542,13 @@ def test_bidirectional_edges_store_a_reverse_copy(store: MemoryStore, add: AddFn
 
 def test_edges_directions_show_each_relation_once(store: MemoryStore, add: AddFn) -> None:
     a, b, c = add("a"), add("b"), add("c")
-    store.add_edge(a, b, EdgeType.RELATES_TO)
-    store.add_edge(c, a, EdgeType.LEADS_TO)
+    store.graph.add(a, b, EdgeType.RELATES_TO)
+    store.graph.add(c, a, EdgeType.LEADS_TO)
 
     def pairs(mid: int, direction: str) -> set[tuple[int, int, str]]:
         return {
-            (e.source_id, e.target_id, e.type.value) for e in store.edges(mid, direction=direction)
+            (e.source_id, e.target_id, e.type.value)
+            for e in store.graph.edges(mid, direction=direction)
         }
 
     assert pairs(a, "out") == {(a, b, "RELATES_TO")}
@@ -557,23 +558,23 @@ def test_edges_directions_show_each_relation_once(store: MemoryStore, add: AddFn
     assert pairs(b, "in") == {(a, b, "RELATES_TO")}
     assert pairs(c, "in") == set()
     # both: every relation touching the memory exactly once
-    assert len(store.edges(a, direction="both")) == 2
-    assert len(store.edges(b, direction="both")) == 1
+    assert len(store.graph.edges(a, direction="both")) == 2
+    assert len(store.graph.edges(b, direction="both")) == 1
     assert pairs(c, "both") == {(c, a, "LEADS_TO")}
     with pytest.raises(InvalidInput):
-        store.edges(a, direction="sideways")
+        store.graph.edges(a, direction="sideways")
 
 
 def test_remove_edge(store: MemoryStore, add: AddFn) -> None:
     a, b = add("a"), add("b")
-    store.add_edge(a, b, EdgeType.SIMILAR_TO)
-    store.add_edge(a, b, EdgeType.DEPENDS_ON)
-    assert store.remove_edge(b, a, EdgeType.SIMILAR_TO) is True  # either end removes both
+    store.graph.add(a, b, EdgeType.SIMILAR_TO)
+    store.graph.add(a, b, EdgeType.DEPENDS_ON)
+    assert store.graph.remove(b, a, EdgeType.SIMILAR_TO) is True  # either end removes both
     assert count_rows(store, "edges", "type = 'SIMILAR_TO'") == 0
     assert count_rows(store, "edges", "type = 'DEPENDS_ON'") == 1
-    assert store.remove_edge(a, b, EdgeType.SIMILAR_TO) is False
-    assert store.remove_edge(b, a, EdgeType.DEPENDS_ON) is False  # directed: wrong way round
-    assert store.remove_edge(a, b, EdgeType.DEPENDS_ON) is True
+    assert store.graph.remove(a, b, EdgeType.SIMILAR_TO) is False
+    assert store.graph.remove(b, a, EdgeType.DEPENDS_ON) is False  # directed: wrong way round
+    assert store.graph.remove(a, b, EdgeType.DEPENDS_ON) is True
     assert count_rows(store, "edges") == 0
 
 
@@ -581,15 +582,15 @@ def test_edge_bad_input(store: MemoryStore, add: AddFn, snapshot: Callable[[], o
     a, b = add("a"), add("b")
     before = snapshot()
     with pytest.raises(InvalidInput, match="two different"):
-        store.add_edge(a, a, EdgeType.RELATES_TO)
+        store.graph.add(a, a, EdgeType.RELATES_TO)
     with pytest.raises(InvalidInput):
-        store.add_edge(a, b, EdgeType.RELATES_TO, strength=1.5)
+        store.graph.add(a, b, EdgeType.RELATES_TO, strength=1.5)
     with pytest.raises(InvalidInput):
-        store.add_edge(a, b, "KNOWS_ABOUT")
+        store.graph.add(a, b, "KNOWS_ABOUT")
     with pytest.raises(InvalidInput):
-        store.remove_edge(a, b, "KNOWS_ABOUT")
+        store.graph.remove(a, b, "KNOWS_ABOUT")
     with pytest.raises(NotFound):
-        store.add_edge(a, 999, EdgeType.RELATES_TO)
+        store.graph.add(a, 999, EdgeType.RELATES_TO)
     assert snapshot() == before
 
 
@@ -598,13 +599,13 @@ def graph(store: MemoryStore, add: AddFn) -> dict[str, int]:
     """a -LEADS_TO 0.9-> b -LEADS_TO 0.8-> c -DEPENDS_ON 0.5-> d ; a -RELATES_TO 0.3- e ;
     a -LEADS_TO 0.2-> c (a weak shortcut) ; x -SOLVES-> a ; b -PART_OF-> z (z archived)."""
     ids = {n: add(f"node {n}") for n in "abcdexz"}
-    store.add_edge(ids["a"], ids["b"], "LEADS_TO", 0.9)
-    store.add_edge(ids["b"], ids["c"], "LEADS_TO", 0.8)
-    store.add_edge(ids["c"], ids["d"], "DEPENDS_ON", 0.5)
-    store.add_edge(ids["a"], ids["e"], "RELATES_TO", 0.3)
-    store.add_edge(ids["a"], ids["c"], "LEADS_TO", 0.2)
-    store.add_edge(ids["x"], ids["a"], "SOLVES", 1.0)
-    store.add_edge(ids["b"], ids["z"], "PART_OF", 1.0)
+    store.graph.add(ids["a"], ids["b"], "LEADS_TO", 0.9)
+    store.graph.add(ids["b"], ids["c"], "LEADS_TO", 0.8)
+    store.graph.add(ids["c"], ids["d"], "DEPENDS_ON", 0.5)
+    store.graph.add(ids["a"], ids["e"], "RELATES_TO", 0.3)
+    store.graph.add(ids["a"], ids["c"], "LEADS_TO", 0.2)
+    store.graph.add(ids["x"], ids["a"], "SOLVES", 1.0)
+    store.graph.add(ids["b"], ids["z"], "PART_OF", 1.0)
     store.archive(ids["z"])
     return ids
 
@@ -613,7 +614,7 @@ def _walk(store: MemoryStore, ids: dict[str, int], start: str, **kw: object) -> 
     back = {v: k for k, v in ids.items()}
     return {
         back[s.memory_id]: (s.depth, round(s.strength, 6), s.via.value, back[s.parent_id])
-        for s in store.traverse(ids[start], **kw)  # type: ignore[arg-type]
+        for s in store.graph.traverse(ids[start], **kw)  # type: ignore[arg-type]
     }
 
 
@@ -629,7 +630,7 @@ def test_traverse_depth(store: MemoryStore, graph: dict[str, int]) -> None:
     assert walk3["d"] == (2, 0.1, "DEPENDS_ON", "c")
     assert "z" not in walk3  # archived memories are not reached
     assert "x" not in walk3  # x points at a: not outgoing
-    steps = store.traverse(graph["a"], depth=3)
+    steps = store.graph.traverse(graph["a"], depth=3)
     assert [s.depth for s in steps] == sorted(s.depth for s in steps)
 
 
@@ -653,20 +654,20 @@ def test_traverse_types_strength_direction(store: MemoryStore, graph: dict[str, 
     assert set(
         _walk(store, graph, "d", depth=3, direction="in", types=["LEADS_TO", "DEPENDS_ON"])
     ) == {"c", "b", "a"}
-    multi = store.traverse([graph["b"], graph["d"]], depth=1)
+    multi = store.graph.traverse([graph["b"], graph["d"]], depth=1)
     assert {s.memory_id for s in multi} == {graph["c"]}  # d is a start, not a result
-    assert len(store.traverse(graph["a"], depth=3, limit=2)) == 2
+    assert len(store.graph.traverse(graph["a"], depth=3, limit=2)) == 2
 
 
 def test_traverse_bad_input(store: MemoryStore, graph: dict[str, int]) -> None:
     with pytest.raises(NotFound):
-        store.traverse(999)
+        store.graph.traverse(999)
     with pytest.raises(InvalidInput):
-        store.traverse(graph["a"], depth=-1)
+        store.graph.traverse(graph["a"], depth=-1)
     with pytest.raises(InvalidInput):
-        store.traverse(graph["a"], direction="up")
+        store.graph.traverse(graph["a"], direction="up")
     with pytest.raises(InvalidInput):
-        store.traverse(graph["a"], types=["FRIENDS_WITH"])
+        store.graph.traverse(graph["a"], types=["FRIENDS_WITH"])
 
 
 # ---- contradictions ------------------------------------------------------------------------
@@ -674,30 +675,30 @@ def test_traverse_bad_input(store: MemoryStore, graph: dict[str, int]) -> None:
 
 def test_contradictions_add_is_idempotent(store: MemoryStore, add: AddFn) -> None:
     a, b, c = add("tabs"), add("spaces"), add("unrelated")
-    cid = store.add_contradiction(b, a, reason="indentation", confidence=0.8)
-    assert store.add_contradiction(a, b) == cid
+    cid = store.contradictions.add(b, a, reason="indentation", confidence=0.8)
+    assert store.contradictions.add(a, b) == cid
     assert count_rows(store, "contradictions") == 1
     assert count_rows(store, "edges", "type = 'CONTRADICTS'") == 2  # both directions
-    (con,) = store.contradictions()
+    (con,) = store.contradictions.query()
     assert (con.memory_a, con.memory_b) == (min(a, b), max(a, b))
     assert con.status is ContradictionStatus.OPEN and con.resolution is None
     assert con.reason == "indentation" and con.confidence == 0.8
-    assert store.contradictions(memory_ids=[c]) == []
-    assert [x.id for x in store.contradictions(memory_ids=[b])] == [cid]
+    assert store.contradictions.query(memory_ids=[c]) == []
+    assert [x.id for x in store.contradictions.query(memory_ids=[b])] == [cid]
     assert store.stats().contradictions_open == 1
     with pytest.raises(InvalidInput):
-        store.add_contradiction(a, a)
+        store.contradictions.add(a, a)
     with pytest.raises(NotFound):
-        store.add_contradiction(a, 999)
+        store.contradictions.add(a, 999)
     with pytest.raises(InvalidInput):
-        store.add_contradiction(a, c, confidence=7)
+        store.contradictions.add(a, c, confidence=7)
 
 
 @pytest.mark.parametrize("resolution", ["a_wins", "b_wins", "both_valid"])
 def test_resolve_contradiction(store: MemoryStore, add: AddFn, resolution: str) -> None:
     a, b = add("use tabs"), add("use spaces")
-    cid = store.add_contradiction(a, b)
-    con = store.resolve_contradiction(cid, resolution, note="team vote")
+    cid = store.contradictions.add(a, b)
+    con = store.contradictions.resolve(cid, resolution, note="team vote")
     assert con.status is ContradictionStatus.RESOLVED
     assert con.resolution is Resolution(resolution) and con.note == "team vote"
     assert con.resolved_at is not None
@@ -710,38 +711,38 @@ def test_resolve_contradiction(store: MemoryStore, add: AddFn, resolution: str) 
     else:
         assert ma.valid_to is None and mb.valid_to is None
         assert ma.superseded_by is None and mb.superseded_by is None
-    assert store.contradictions() == []
-    assert [c.id for c in store.contradictions(ContradictionStatus.RESOLVED)] == [cid]
-    assert [c.id for c in store.contradictions(None)] == [cid]
+    assert store.contradictions.query() == []
+    assert [c.id for c in store.contradictions.query(ContradictionStatus.RESOLVED)] == [cid]
+    assert [c.id for c in store.contradictions.query(None)] == [cid]
     # settled once: resolving again (the other way round) is refused and changes nothing
     before = snapshot_of(store)
     with pytest.raises(InvalidInput, match="already resolved"):
-        store.resolve_contradiction(cid, "b_wins" if resolution == "a_wins" else "a_wins")
+        store.contradictions.resolve(cid, "b_wins" if resolution == "a_wins" else "a_wins")
     assert snapshot_of(store) == before
-    assert store.add_contradiction(a, b) == cid  # and detecting it again does not reopen it
-    assert store.contradictions() == []
+    assert store.contradictions.add(a, b) == cid  # and detecting it again does not reopen it
+    assert store.contradictions.query() == []
 
 
 def test_resolve_merged(store: MemoryStore, add: AddFn, snapshot: Callable[[], object]) -> None:
     a, b = add("deploy with make"), add("deploy with just")
-    cid = store.add_contradiction(a, b)
+    cid = store.contradictions.add(a, b)
     before = snapshot()
     with pytest.raises(InvalidInput, match="merged"):
-        store.resolve_contradiction(cid, Resolution.MERGED)
+        store.contradictions.resolve(cid, Resolution.MERGED)
     with pytest.raises(InvalidInput):
-        store.resolve_contradiction(cid, "merged", merged_id=a)
+        store.contradictions.resolve(cid, "merged", merged_id=a)
     with pytest.raises(InvalidInput):
-        store.resolve_contradiction(cid, "coin_flip")
+        store.contradictions.resolve(cid, "coin_flip")
     with pytest.raises(NotFound):
-        store.resolve_contradiction(999, "a_wins")
+        store.contradictions.resolve(999, "a_wins")
     with pytest.raises(NotFound):
-        store.resolve_contradiction(cid, "merged", merged_id=999)
+        store.contradictions.resolve(cid, "merged", merged_id=999)
     assert snapshot() == before
     m = add("deploy with make locally and just in CI")
-    con = store.resolve_contradiction(cid, "merged", merged_id=m)
+    con = store.contradictions.resolve(cid, "merged", merged_id=m)
     assert con.resolution is Resolution.MERGED
     assert store.get(a).superseded_by == m and store.get(b).superseded_by == m
-    assert {(e.target_id, e.type) for e in store.edges(m)} == {
+    assert {(e.target_id, e.type) for e in store.graph.edges(m)} == {
         (a, EdgeType.SUPERSEDES),
         (b, EdgeType.SUPERSEDES),
     }
@@ -752,22 +753,22 @@ def test_resolve_merged(store: MemoryStore, add: AddFn, snapshot: Callable[[], o
 
 def test_categories(store: MemoryStore, add: AddFn) -> None:
     a, b = add("one"), add("two")
-    backend = store.category("backend", description="server side")
-    auth = store.category("auth", parent="backend")
-    assert store.category("auth") == auth  # idempotent
-    store.categorise(a, "auth")
-    store.categorise(a, "auth")
-    store.categorise(b, "auth")
-    store.categorise(a, "new-one")  # created on demand
-    store.set_category_summary("auth", "how we log in")
-    cats = {c["name"]: c for c in store.categories()}
+    backend = store.categories.ensure("backend", description="server side")
+    auth = store.categories.ensure("auth", parent="backend")
+    assert store.categories.ensure("auth") == auth  # idempotent
+    store.categories.assign(a, "auth")
+    store.categories.assign(a, "auth")
+    store.categories.assign(b, "auth")
+    store.categories.assign(a, "new-one")  # created on demand
+    store.categories.set_summary("auth", "how we log in")
+    cats = {c["name"]: c for c in store.categories.overview()}
     assert set(cats) == {"auth", "backend", "new-one"}
     assert cats["auth"]["parent_id"] == backend
     assert cats["auth"]["members"] == 2 and cats["backend"]["members"] == 0
     assert cats["auth"]["summary"] == "how we log in"
-    assert store.memory_categories(a) == ["auth", "new-one"]
+    assert store.categories.of(a) == ["auth", "new-one"]
     with pytest.raises(NotFound):
-        store.categorise(999, "auth")
+        store.categories.assign(999, "auth")
 
 
 def test_stats(store: MemoryStore, add: AddFn) -> None:
@@ -775,8 +776,8 @@ def test_stats(store: MemoryStore, add: AddFn) -> None:
     b = add("a fact")
     c = add("an archived fact")
     store.archive(c)
-    store.supersede(b, a)
-    store.add_edge(a, c, "RELATES_TO")
+    store.graph.supersede(b, a)
+    store.graph.add(a, c, "RELATES_TO")
     st = store.stats()
     assert (st.memories, st.active, st.archived, st.superseded) == (3, 2, 1, 1)
     assert st.by_kind == {"decision": 1, "fact": 1}
@@ -798,18 +799,18 @@ def test_generation_increases_on_every_write(store: MemoryStore, add: AddFn) -> 
         lambda: store.update(a, importance=0.1),
         lambda: store.update(a, text="a changed"),
         lambda: store.add_anchors(a, [Anchor.parse("t")]),
-        lambda: store.set_decay_scores({a: 0.5}),
-        lambda: store.record_access(a),
-        lambda: store.add_edge(a, b, "RELATES_TO"),
-        lambda: store.remove_edge(a, b, "RELATES_TO"),
-        lambda: store.add_contradiction(a, b),
-        lambda: store.resolve_contradiction(store.contradictions()[0].id, "both_valid"),
-        lambda: store.category("cat"),
-        lambda: store.categorise(a, "cat"),
-        lambda: store.set_category_summary("cat", "s"),
+        lambda: store.usage.set_decay_scores({a: 0.5}),
+        lambda: store.usage.record(a),
+        lambda: store.graph.add(a, b, "RELATES_TO"),
+        lambda: store.graph.remove(a, b, "RELATES_TO"),
+        lambda: store.contradictions.add(a, b),
+        lambda: store.contradictions.resolve(store.contradictions.query()[0].id, "both_valid"),
+        lambda: store.categories.ensure("cat"),
+        lambda: store.categories.assign(a, "cat"),
+        lambda: store.categories.set_summary("cat", "s"),
         lambda: store.archive(b),
         lambda: store.restore(b),
-        lambda: store.supersede(a, b),
+        lambda: store.graph.supersede(a, b),
         lambda: store.purge(a),
         lambda: store.reindex(),
     ]
@@ -821,8 +822,8 @@ def test_generation_increases_on_every_write(store: MemoryStore, add: AddFn) -> 
         lambda: store.get(b),
         lambda: store.list(),
         lambda: store.stats(),
-        lambda: store.traverse(b),
-        lambda: store.contradictions(None),
+        lambda: store.graph.traverse(b),
+        lambda: store.contradictions.query(None),
     ]
     for read in reads:
         before = store.generation()
@@ -867,10 +868,10 @@ def test_set_levels_and_lacking_levels(store: MemoryStore) -> None:
     b = store.add(
         NewMemory("Cache invoices for ten minutes", summary="s", compressed="c", index_label="i")
     ).id
-    assert [m.id for m in store.lacking_levels()] == [a]
+    assert [m.id for m in store.levels.lacking()] == [a]
     gen = store.generation()
     assert (
-        store.set_levels(
+        store.levels.set(
             {
                 a: {
                     "summary": "money: cents",
@@ -883,12 +884,12 @@ def test_set_levels_and_lacking_levels(store: MemoryStore) -> None:
         == 1
     )
     assert store.generation() > gen
-    assert store.lacking_levels() == []
+    assert store.levels.lacking() == []
     m = store.get(a)
     assert (m.summary, m.compressed, m.index_label) == ("money: cents", "cents", "ledger money")
     assert [h.memory.id for h in search(store, "ledger", mode="keyword")] == [a]
     with pytest.raises(InvalidInput, match="not a level"):
-        store.set_levels({b: {"text": "x"}})
+        store.levels.set({b: {"text": "x"}})
     with pytest.raises(InvalidInput):
-        store.set_levels({b: {"summary": "  "}})
+        store.levels.set({b: {"summary": "  "}})
     assert store.get(b).summary == "s"

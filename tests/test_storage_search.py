@@ -371,7 +371,7 @@ def test_fuse_refuses_unknown_fusion() -> None:
 def test_without_an_embedder_hybrid_is_keyword_and_vector_is_refused(db_path: Path) -> None:
     with MemoryStore(db_path) as s:
         mid = s.add(NewMemory(text="sqlite busy timeout avoids database locked errors")).id
-        assert s.pending_embeddings() == 0 and s.vectors() is None
+        assert s.embeddings.pending() == 0 and s.vectors() is None
         hits = search(s, "database locked")
         assert _ids(hits) == [mid]
         assert hits[0].similarity is None and hits[0].keyword_rank == 1
@@ -386,9 +386,9 @@ def test_memories_added_without_an_embedder_are_embedded_later(db_path: Path) ->
     with MemoryStore(db_path) as s:
         mid = s.add(NewMemory(text="celery beat schedules nightly cleanup")).id
     with MemoryStore(db_path, embedder=HashingEmbedder(dim=64)) as s:
-        assert s.pending_embeddings() == 1
+        assert s.embeddings.pending() == 1
         assert search(s, "celery beat schedules nightly cleanup", mode="vector") == []
-        assert s.embed_pending() == 1
+        assert s.embeddings.embed_pending() == 1
         assert _ids(search(s, "celery beat schedules nightly cleanup", mode="vector")) == [mid]
 
 

@@ -244,26 +244,28 @@ def test_adds_after_the_index_is_open_go_straight_in(store: MemoryStore) -> None
 def test_changing_the_embedder_re_embeds_everything(db_path: Path) -> None:
     ids = _seed(db_path)
     with _open(db_path, dim=32) as s:
-        assert s.pending_embeddings() == len(ids)
+        assert s.embeddings.pending() == len(ids)
         assert s.stats().pending_embeddings == len(ids)
         seen: list[tuple[int, int]] = []
-        assert s.embed_pending(batch=3, progress=lambda d, t: seen.append((d, t))) == len(ids)
+        assert s.embeddings.embed_pending(
+            batch=3, progress=lambda d, t: seen.append((d, t))
+        ) == len(ids)
         assert seen[-1] == (len(ids), len(ids)) and len(seen) == 3
-        assert s.pending_embeddings() == 0
+        assert s.embeddings.pending() == 0
         rows = s.conn.execute("SELECT DISTINCT model_id, dim FROM embeddings").fetchall()
         assert rows == [("hashing-32", 32)]
         vi = s.vectors()
         assert vi.state.action == "rebuilt" and vi.dim == 32
         assert len(vi) == len(ids)
         assert _top(s, TEXTS[6]) == ids[6]
-        assert s.embed_pending() == 0
+        assert s.embeddings.embed_pending() == 0
 
 
 def test_a_new_embedder_finds_nothing_until_re_embedded(db_path: Path) -> None:
     _seed(db_path)
     with _open(db_path, dim=32) as s:
         assert search(s, TEXTS[0], mode="vector") == []
-        s.embed_pending()
+        s.embeddings.embed_pending()
         assert search(s, TEXTS[0], mode="vector")
 
 
@@ -293,10 +295,10 @@ def test_a_text_changed_without_an_embedder_is_embedded_again(db_path: Path) -> 
     with MemoryStore(db_path) as s:  # e.g. a run without the model
         s.update(ids[0], text="kafka topics carry domain events")
     with _open(db_path) as s:
-        assert s.pending_embeddings() == 1
+        assert s.embeddings.pending() == 1
         vi = s.vectors()
         assert len(vi) == len(ids) - 1  # the stale vector left the index too
-        assert s.embed_pending() == 1
+        assert s.embeddings.embed_pending() == 1
         hits = search(s, "kafka topics carry domain events", mode="vector", k=1)
         assert hits[0].memory.id == ids[0] and hits[0].similarity > 0.99
 

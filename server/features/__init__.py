@@ -14,6 +14,7 @@ from server.features import (
     contradictions,
     diagnostics,
     documents,
+    idle,
     injection,
     lifecycle,
     maintenance,
@@ -33,6 +34,7 @@ MODULES = (
     contradictions,
     maintenance,
     injection,
+    idle,
 )
 
 

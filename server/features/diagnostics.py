@@ -88,7 +88,7 @@ async def capture(
     if not await server.project_ready(project):
         return
     from predictive.fixes import record_fix
-    from server.ops import levels_of
+    from predictive.operations import levels_of
     from server.projects import disk_text
 
     def work() -> list[tuple[int, bool, str]]:

@@ -5,6 +5,7 @@
  */
 import * as vscode from 'vscode';
 import { createInstaller } from './client/installer';
+import { registerMcpProvider } from './client/mcpProvider';
 import { onPythonExtensionChange } from './client/pythonProbes';
 import { ServerManager } from './client/serverManager';
 import { ActiveEditorForwarder } from './forward/activeEditor';
@@ -116,6 +117,11 @@ export function activate(context: vscode.ExtensionContext): void {
       vscode.commands.registerCommand(COMMANDS[key].id, (arg?: unknown) => HANDLERS[key](services, arg)),
     ),
   );
+
+  const mcp = registerMcpProvider(server);
+  if (mcp) {
+    context.subscriptions.push(mcp);
+  }
 
   void onPythonExtensionChange(() => {
     if (server.python?.source === 'pythonExtension' || server.state === 'needsInstall') {

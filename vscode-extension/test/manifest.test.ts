@@ -9,6 +9,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { before, describe, test } from 'node:test';
 import { ACTIVATION_EVENTS, CATEGORY, COMMANDS, CONFIG_SECTION, VIEW_ID } from '../src/ids';
+import { MCP_PROVIDER_ID, MCP_PROVIDER_LABEL } from '../src/protocol/mcp';
 import { EXTENSION_SETTING_KEYS, SERVER_SETTING_KEYS } from '../src/protocol/settings';
 import { unzip } from './zip';
 
@@ -26,6 +27,7 @@ interface Manifest {
     menus: Record<string, { command: string; when?: string }[]>;
     views: Record<string, { id: string; name: string }[]>;
     configuration: { properties: Record<string, unknown> };
+    mcpServerDefinitionProviders: { id: string; label: string }[];
   };
 }
 
@@ -73,6 +75,12 @@ describe('the packaged manifest', () => {
     assert.equal(manifest.engines.vscode, '^1.82.0');
     const pyproject = fs.readFileSync(path.join(PACKAGE_ROOT, '..', 'pyproject.toml'), 'utf8');
     assert.equal(manifest.version, /^version\s*=\s*"([^"]+)"/m.exec(pyproject)?.[1]);
+  });
+
+  test('contributes the MCP server definition provider the extension registers', () => {
+    assert.deepEqual(manifest.contributes.mcpServerDefinitionProviders, [
+      { id: MCP_PROVIDER_ID, label: MCP_PROVIDER_LABEL },
+    ]);
   });
 
   test('carries the bundle it names, with every command id in it, and no node_modules', () => {

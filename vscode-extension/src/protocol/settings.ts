@@ -27,6 +27,7 @@ export const SERVER_SETTING_KEYS = [
   'changeDebounceMs',
   'gitPollSeconds',
   'embedBatchSize',
+  'consolidateWhenIdleMinutes',
 ] as const;
 
 /** Keys only the extension reads (how to launch and install the server). */
@@ -60,6 +61,7 @@ export interface ServerSettings {
   changeDebounceMs: number;
   gitPollSeconds: number;
   embedBatchSize: number;
+  consolidateWhenIdleMinutes: number;
 }
 
 const SERVER_KEYS: ReadonlySet<string> = new Set(SERVER_SETTING_KEYS);

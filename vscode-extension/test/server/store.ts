@@ -20,7 +20,7 @@ import json, sys
 from storage import MemoryStore
 a = json.loads(sys.argv[1])
 store = MemoryStore(a["db"])
-print(store.add_contradiction(a["a"], a["b"], reason=a["reason"], confidence=0.8))
+print(store.contradictions.add(a["a"], a["b"], reason=a["reason"], confidence=0.8))
 store.close()
 `;
 

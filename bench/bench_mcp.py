@@ -1,0 +1,218 @@
+"""MCP tool latency: ``search``, ``recall`` and ``context_for_file`` through the official SDK
+client over stdio against the real ``living-memory mcp`` process, on a store of generated
+memories (bench_store's generator and cache).
+
+    python -m bench.bench_mcp --size 10000 --embedder real --calls 200
+
+Each call is timed at the client (request sent → result parsed): JSON-RPC over stdio, argument
+validation, the store work, usage logging (a write per call), budget fitting and
+serialisation included. The first call of each tool is reported separately (cold: model and
+index loading, caches), then ``--calls`` warm calls give p50/p95. The store is copied first,
+so the usage the calls record never touches the cached one. Machine and load average are
+written with the results to ``bench/results/mcp.json``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import random
+import shutil
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from bench.common import (
+    BENCH_DIR,
+    build_store,
+    cache_tag,
+    log,
+    machine,
+    machine_line,
+    make_embedder,
+    summarize_ms,
+    table,
+    write_result,
+)
+
+ROOT = BENCH_DIR.parent
+TOOLS = ("search", "recall", "context_for_file")
+
+
+def _project(tmp: Path, files: list[str]) -> Path:
+    """A folder that looks like a git checkout, with the files the memories are anchored to."""
+    root = tmp / "project"
+    (root / ".git").mkdir(parents=True)
+    (root / ".git" / "HEAD").write_text("ref: refs/heads/main\n")
+    for rel in files:
+        p = root / rel
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_text(f"# {rel}\nimport os\n")
+    return root
+
+
+def _copy_store(src: Path, dst: Path) -> Path:
+    from storage.repository import default_index_path
+
+    dst.mkdir(parents=True, exist_ok=True)
+    db = dst / "memory.db"
+    shutil.copy2(src, db)
+    index = default_index_path(src)
+    if index.exists():
+        shutil.copy2(index, default_index_path(db))
+    return db
+
+
+def _inputs(db: Path, seed: int, n_queries: int, size: int) -> dict[str, Any]:
+    """Queries, memory ids and anchored files to call the tools with."""
+    from bench.generate import generate_queries
+    from storage import MemoryStore
+
+    with MemoryStore(db) as store:
+        ids = [r[0] for r in store.conn.execute("SELECT id FROM memories ORDER BY id")]
+        files = [
+            r[0]
+            for r in store.conn.execute(
+                "SELECT value FROM anchors WHERE type = 'file' GROUP BY value "
+                "ORDER BY count(*) DESC, value LIMIT 40"
+            )
+        ]
+    rng = random.Random(seed)
+    return {
+        "queries": [q.text for q in generate_queries(size, n_queries, seed)],
+        "ids": rng.sample(ids, min(len(ids), n_queries)),
+        "files": files,
+    }
+
+
+def _env(embedder: str, data: Path) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("LIVING_MEMORY_")}
+    env["PYTHONPATH"] = str(ROOT)
+    env["LIVING_MEMORY_DATA_DIR"] = str(data)
+    if embedder == "hashing":
+        env["LIVING_MEMORY_EMBEDDER"] = "hashing"
+    return env
+
+
+async def _measure(
+    db: Path, root: Path, env: dict[str, str], inputs: dict[str, Any], calls: int, budget: int
+) -> dict[str, Any]:
+    from mcp import ClientSession
+    from mcp.client.stdio import StdioServerParameters, stdio_client
+
+    from predictive.tokens import count_tokens
+
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "server", "--db", str(db), "mcp", "--no-ingest", "--root", str(root)],
+        env=env,
+        cwd=str(root),
+    )
+    levels = ("summary", "full", "compressed", "index")
+
+    def args_for(tool: str, i: int) -> dict[str, Any]:
+        if tool == "search":
+            return {"query": inputs["queries"][i % len(inputs["queries"])], "budget": budget}
+        if tool == "recall":
+            ids = inputs["ids"]
+            return {"id": ids[i % len(ids)], "level": levels[i % len(levels)], "budget": budget}
+        files = inputs["files"]
+        return {"path": files[i % len(files)], "budget": max(budget, 300)}
+
+    out: dict[str, Any] = {}
+    with open(os.devnull, "w") as errlog:
+        t_start = time.perf_counter()
+        async with (
+            stdio_client(params, errlog=errlog) as (read, write),
+            ClientSession(read, write) as session,
+        ):
+            await session.initialize()
+            out["startup_ms"] = round((time.perf_counter() - t_start) * 1e3, 1)
+            for tool in TOOLS:
+                t0 = time.perf_counter()
+                res = await session.call_tool(tool, args_for(tool, 0))
+                cold = time.perf_counter() - t0
+                if res.is_error:
+                    raise SystemExit(f"{tool} failed: {res.content}")
+                samples: list[float] = []
+                tokens: list[int] = []
+                truncated = 0
+                for i in range(1, calls + 1):
+                    t0 = time.perf_counter()
+                    res = await session.call_tool(tool, args_for(tool, i))
+                    samples.append(time.perf_counter() - t0)
+                    if res.is_error:
+                        raise SystemExit(f"{tool} failed: {res.content}")
+                    body = json.loads(res.content[0].text)  # type: ignore[union-attr]
+                    truncated += bool(body.get("truncated"))
+                    tokens.append(count_tokens(res.content[0].text))  # type: ignore[union-attr]
+                out[tool] = {
+                    "cold_ms": round(cold * 1e3, 2),
+                    **summarize_ms(samples),
+                    "calls": calls,
+                    "max_tokens": max(tokens),
+                    "budget": args_for(tool, 0)["budget"],
+                    "truncated_calls": truncated,
+                }
+                log(f"{tool}: p50 {out[tool]['p50_ms']} ms, p95 {out[tool]['p95_ms']} ms")
+    return out
+
+
+def main(argv: list[str] | None = None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--size", type=int, default=10_000)
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--embedder", choices=["real", "hashing", "proxy"], default="real")
+    ap.add_argument("--calls", type=int, default=200, help="warm calls per tool")
+    ap.add_argument("--budget", type=int, default=2000, help="token budget of each call")
+    ap.add_argument("--name", default="mcp", help="results file bench/results/NAME.json")
+    a = ap.parse_args(argv)
+
+    embedder = make_embedder(a.embedder)
+    cached, record = build_store(a.size, a.seed, embedder)
+    load_before = machine()["load_avg"]
+    with tempfile.TemporaryDirectory(prefix="lm-bench-mcp-") as tmp:
+        db = _copy_store(cached / "memories.db", Path(tmp) / "store")
+        inputs = _inputs(db, a.seed, max(50, a.calls), a.size)
+        root = _project(Path(tmp), inputs["files"])
+        res = asyncio.run(
+            _measure(db, root, _env(a.embedder, Path(tmp) / "data"), inputs, a.calls, a.budget)
+        )
+    m = machine()
+    payload = {
+        "size": a.size,
+        "seed": a.seed,
+        "embedder": a.embedder,
+        "model": cache_tag(embedder),
+        "calls_per_tool": a.calls,
+        "budget": a.budget,
+        "load_avg_before": load_before,
+        "load_avg_after": m["load_avg"],
+        "store_build": record,
+        "results": res,
+    }
+    path = write_result(a.name, payload)
+    print(machine_line(m))
+    print(f"load average before {load_before}, after {m['load_avg']}")
+    print(f"server start + initialize: {res['startup_ms']} ms")
+    rows = [
+        [
+            t,
+            res[t]["cold_ms"],
+            res[t]["p50_ms"],
+            res[t]["p95_ms"],
+            res[t]["max_tokens"],
+            res[t]["budget"],
+        ]
+        for t in TOOLS
+    ]
+    print(table(["tool", "cold ms", "p50 ms", "p95 ms", "max tokens", "budget"], rows))
+    print(f"written to {path}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,238 @@
+"""Typed results of the memory operations; ``to_dict()`` is their JSON-ready, snake_case form
+(the front doors turn keys to camelCase in one place, ``server.convert.to_wire``)."""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from typing import Any
+
+from predictive.retrieval import Found
+from storage import Memory
+
+
+def plain(value: Any) -> Any:
+    """``value`` as JSON-ready data: results and other objects by their ``to_dict``."""
+    if hasattr(value, "to_dict"):
+        return value.to_dict()
+    if isinstance(value, list | tuple):
+        return [plain(v) for v in value]
+    if isinstance(value, dict):
+        return {k: plain(v) for k, v in value.items()}
+    return value
+
+
+class Result:
+    """Base of every result: ``to_dict()`` gives its fields as JSON-ready data."""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            f.metadata.get("wire", f.name): plain(getattr(self, f.name))
+            for f in dataclasses.fields(self)  # type: ignore[arg-type]
+        }
+
+
+@dataclass(frozen=True)
+class Brief(Result):
+    """A memory as a list entry: its labels, not its full text."""
+
+    id: int
+    kind: str
+    label: str | None
+    compressed: str | None
+    anchors: tuple[str, ...]
+    archived: bool
+    superseded_by: int | None
+    created_at: float
+
+    @classmethod
+    def of(cls, m: Memory) -> Brief:
+        return cls(
+            m.id,
+            m.kind.value,
+            m.index_label,
+            m.compressed,
+            tuple(str(a) for a in m.anchors),
+            m.archived,
+            m.superseded_by,
+            m.created_at,
+        )
+
+
+@dataclass(frozen=True)
+class Remembered(Result):
+    id: int
+    created: bool  # False when the same text was already stored
+    memory: Brief
+
+
+@dataclass(frozen=True)
+class SearchResults(Result):
+    query: str
+    results: tuple[Found, ...]
+
+    def to_dict(self) -> dict[str, Any]:
+        out = []
+        for r in self.results:
+            d = r.to_dict()
+            if r.memory is not None:
+                d["compressed"] = r.memory.compressed
+            out.append(d)
+        return {"query": self.query, "count": len(out), "results": out}
+
+
+@dataclass(frozen=True)
+class Usage(Result):
+    retrieved: int
+    cited: int
+    ignored: int
+
+
+@dataclass(frozen=True)
+class Recalled(Result):
+    """One memory at one level; ``next`` names the level that shows more."""
+
+    id: int
+    kind: str
+    level: str
+    text: str
+    next: str
+    anchors: tuple[str, ...]
+    artifacts: tuple[dict[str, Any], ...]
+    source: str
+    created_at: float
+    valid_from: float | None
+    valid_to: float | None
+    archived: bool
+    supersedes: int | None
+    superseded_by: int | None
+    usage: Usage
+    scope: str = "project"
+    source_id: str | None = None
+    importance: float = 0.5
+    decay_score: float = 1.0
+    archived_at: float | None = None
+    archive_reason: str | None = None
+    categories: tuple[str, ...] = ()
+    edges: tuple[Link, ...] = ()
+
+
+@dataclass(frozen=True)
+class Link(Result):
+    """An edge of a memory: ``source → target`` of ``type``."""
+
+    source: int
+    target: int
+    type: str
+    strength: float
+
+
+@dataclass(frozen=True)
+class RelatedItem(Result):
+    memory: Brief
+    depth: int
+    via: str
+    from_id: int | None = field(metadata={"wire": "from"})
+    strength: float
+
+    def to_dict(self) -> dict[str, Any]:
+        d = self.memory.to_dict()
+        d.update(depth=self.depth, via=self.via, strength=self.strength)
+        d["from"] = self.from_id
+        return d
+
+
+@dataclass(frozen=True)
+class RecalledRelated(Result):
+    id: int
+    memory: Brief
+    related: tuple[RelatedItem, ...]
+    level: str = "related"
+
+
+@dataclass
+class Node(Result):
+    """A memory in an explored tree, with how it is related to its parent."""
+
+    id: int
+    kind: str
+    text: str
+    children: list[Node] = field(default_factory=list)
+    via: str | None = None
+    strength: float | None = None
+    depth: int = 0
+
+
+@dataclass(frozen=True)
+class Explored(Result):
+    roots: tuple[Node, ...]
+    nodes: int
+    truncated: bool
+    depth: int
+    level: str
+
+
+@dataclass(frozen=True)
+class Cited(Result):
+    id: int
+    citation_count: int
+
+
+@dataclass(frozen=True)
+class Ignored(Result):
+    id: int
+    ignore_count: int
+
+
+@dataclass(frozen=True)
+class Lifecycle(Result):
+    """What forget or restore did: ``changed`` is False when there was nothing to do."""
+
+    id: int
+    archived: bool
+    purged: bool
+    changed: bool
+
+
+@dataclass(frozen=True)
+class Side(Result):
+    memory: Brief
+    text: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {**self.memory.to_dict(), "text": self.text}
+
+
+@dataclass(frozen=True)
+class ContradictionView(Result):
+    id: int
+    a: Side | None
+    b: Side | None
+    status: str
+    resolution: str | None
+    note: str | None
+    reason: str | None
+    confidence: float
+    detected_at: float
+    resolved_at: float | None
+    merged_id: int | None = None
+
+
+@dataclass(frozen=True)
+class ContradictionList(Result):
+    status: str
+    contradictions: tuple[ContradictionView, ...]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "status": self.status,
+            "count": len(self.contradictions),
+            "contradictions": [c.to_dict() for c in self.contradictions],
+        }
+
+
+@dataclass(frozen=True)
+class Reindexed(Result):
+    embedded: int  # memories newly embedded
+    keyword_rows: int
+    vectors: int | None  # None without an embedding model

@@ -1,0 +1,44 @@
+"""Search: one ranking over memories and conversations; each result names its source."""
+
+from __future__ import annotations
+
+import time
+
+from predictive.operations.memory import anchors_of
+from predictive.operations.requests import SearchArgs
+from predictive.operations.results import SearchResults
+from predictive.retrieval import find
+from storage import AccessKind, Kind, MemoryFilter, MemoryStore
+
+
+def search(store: MemoryStore, a: SearchArgs, via: str = "search") -> SearchResults:
+    """Rank everything the project knows against ``a.query``; ``via`` names the front door in
+    the access log."""
+    valid_at = a.valid_at
+    if valid_at is None and not (a.history or a.include_archived or a.as_of is not None):
+        valid_at = time.time()
+    filters = MemoryFilter(
+        kinds=[Kind(k) for k in a.kinds],
+        anchors=anchors_of(a.anchors),
+        branch=a.branch,
+        include_archived=a.include_archived,
+        valid_at=valid_at,
+    )
+    results = find(
+        store,
+        a.query,
+        filters=filters,
+        k=a.limit,
+        mode=a.mode,
+        as_of=a.as_of,
+        min_similarity=a.min_similarity,
+    )
+    ids = [r.memory.id for r in results if r.memory is not None]
+    if ids:
+        store.usage.record_many(
+            ids,
+            AccessKind.RETRIEVAL,
+            context=via,
+            bump_generation=False,  # usage is logged; cached contexts stay valid
+        )
+    return SearchResults(a.query, tuple(results))

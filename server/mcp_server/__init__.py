@@ -1,0 +1,1 @@
+"""The MCP server: agents search, recall, explore, remember and ask the project's memory."""

@@ -1,0 +1,118 @@
+"""Builds the MCP server over one project's store and runs it over stdio or streamable HTTP.
+
+All store work happens on one worker thread (the store keeps a connection per thread); the
+first ingestion of a new project runs on a second thread, as the language server does.
+Logs go to stderr, never stdout (stdout carries the protocol)."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import threading
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TypeVar
+
+from mcp.server.mcpserver import MCPServer
+
+from predictive.engine import ContextEngine
+from storage import MemoryStore
+from storage.embeddings import embedder_from_env
+
+log = logging.getLogger("living_memory.mcp")
+
+T = TypeVar("T")
+
+INSTRUCTIONS = (
+    "Living Memory is this project's memory: decisions, conventions, fixes, history and past "
+    "conversations, each citing its source. Ask it before guessing: `ask` a question, "
+    "`search` it, `context_for_file` before editing a file, `recall` an id at a richer level, "
+    "`explore` what an item is linked to. `remember` what you find out (decisions, fixes, "
+    "tool results worth keeping). Every result has a token `budget`."
+)
+
+
+@dataclass
+class Backend:
+    """One project's store, its context engine and the thread that does all store work."""
+
+    root: Path
+    db_path: Path
+    model_dir: Path | None = None
+    store: MemoryStore | None = None
+    engine: ContextEngine | None = None
+    worker: ThreadPoolExecutor = field(
+        default_factory=lambda: ThreadPoolExecutor(1, thread_name_prefix="lm-mcp-store")
+    )
+    _open_lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def open(self) -> MemoryStore:
+        """The store (opened on first use, on the calling thread's connection)."""
+        with self._open_lock:
+            if self.store is None:
+                model_dir = self.model_dir
+                self.store = MemoryStore(
+                    self.db_path, embedder_factory=lambda: embedder_from_env(model_dir)
+                )
+                self.engine = ContextEngine(self.store, root=self.root)
+                log.info("memory of %s at %s", self.root, self.db_path)
+            return self.store
+
+    async def call(self, fn: Callable[[MemoryStore], T]) -> T:
+        """``fn(store)`` on the store's worker thread."""
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(self.worker, lambda: fn(self.open()))
+
+    def prepare(self) -> None:
+        """First ingestion of a project the store has never met, then vectors and levels."""
+        from predictive.compress import backfill_levels
+        from predictive.ingest import first_run
+
+        try:
+            store = self.open()
+            summary = first_run(store, self.root)
+            if summary is not None:
+                log.info("first ingestion of %s: %d memories", self.root, summary["added"])
+            if store.pending_embeddings():
+                store.embed_pending()
+            backfill_levels(store)
+        except Exception:
+            log.warning("preparing the memory of %s failed", self.root, exc_info=True)
+
+    def close(self) -> None:
+        self.worker.shutdown(wait=True)
+        if self.store is not None:
+            self.store.close()
+
+
+def build_server(backend: Backend) -> MCPServer:
+    """The MCP server with every Living Memory tool registered."""
+    from server.mcp_server.tools import register
+
+    app: MCPServer = MCPServer(
+        "living-memory",
+        title="Living Memory",
+        instructions=INSTRUCTIONS,
+        log_level="WARNING",
+    )
+    register(app, backend)
+    return app
+
+
+def serve(backend: Backend, *, http_port: int | None = None, prepare: bool = True) -> int:
+    """Run until the client closes stdin (or, with ``http_port``, until interrupted)."""
+    app = build_server(backend)
+    if prepare:
+        threading.Thread(target=backend.prepare, name="lm-mcp-prepare", daemon=True).start()
+    try:
+        if http_port is None:
+            app.run("stdio")
+        else:
+            app.run("streamable-http", host="127.0.0.1", port=http_port)
+    except KeyboardInterrupt:
+        pass
+    finally:
+        backend.close()
+    return 0

@@ -1,0 +1,92 @@
+"""The ``living-memory mcp`` command: run the MCP server, or ``mcp install`` it into a client."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+from pathlib import Path
+from typing import Any
+
+from storage.paths import default_db_path, git_root
+
+
+def add_parser(sub: Any) -> None:
+    """Register ``mcp`` (and ``mcp install``) on the CLI's subparsers."""
+    p = sub.add_parser(
+        "mcp", help="run the MCP server for agents (stdio; --http PORT for streamable HTTP)"
+    )
+    p.add_argument("--root", type=Path, help="the project folder (default: the git root here)")
+    p.add_argument(
+        "--http", type=int, metavar="PORT", help="serve streamable HTTP on 127.0.0.1:PORT"
+    )
+    p.add_argument(
+        "--no-ingest",
+        action="store_true",
+        help="do not learn a new project's history on start (the language server or "
+        "'living-memory ingest' does it)",
+    )
+    msub = p.add_subparsers(dest="mcp_command", metavar="install", parser_class=type(p))
+    i = msub.add_parser("install", help="add the MCP server to a client's configuration")
+    i.add_argument("--client", required=True, choices=["claude", "cursor", "vscode", "codex"])
+    i.add_argument(
+        "--scope",
+        choices=["project", "user"],
+        help="project (default; codex: user) writes the project's file, user the client's own",
+    )
+    i.add_argument("--root", type=Path, dest="install_root", help="the project folder")
+    i.add_argument("--dry-run", action="store_true", help="print the change; write nothing")
+    p.set_defaults(run=run)
+
+
+def _root(given: Path | None) -> Path:
+    if given is not None:
+        root = given.expanduser()
+        if not root.is_dir():
+            raise SystemExit(f"error: --root: {root} is not a folder")
+        return git_root(root) or root.resolve()
+    return git_root(Path.cwd()) or Path.cwd().resolve()
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run the server (stdout is the protocol: logs go to stderr) or install it."""
+    if getattr(args, "mcp_command", None) == "install":
+        return _install(args)
+    from server.mcp_server.app import Backend, serve
+
+    logging.basicConfig(
+        level=logging.INFO if args.verbose else logging.WARNING,
+        stream=sys.stderr,
+        format="%(levelname)s %(name)s: %(message)s",
+    )
+    root = _root(args.root)
+    db = args.db or default_db_path(root)
+    if args.http is not None and not 0 < args.http < 65536:
+        print(f"error: --http: not a port: {args.http}", file=sys.stderr)
+        return 2
+    backend = Backend(root=root, db_path=db, model_dir=args.model_dir)
+    return serve(backend, http_port=args.http, prepare=not args.no_ingest)
+
+
+def _install(args: argparse.Namespace) -> int:
+    from server.mcp_server.install import InstallError, install
+
+    root = _root(args.install_root or args.root)
+    try:
+        outcome = install(args.client, args.scope, root, dry_run=args.dry_run)
+    except InstallError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    path = outcome.target.path
+    if outcome.status == "unchanged":
+        print(f"{path}: living-memory is already configured; nothing to change")
+    elif args.dry_run:
+        print(outcome.diff(), end="")
+        print(f"(dry run: {path} was not changed)")
+    else:
+        print(
+            f"{path}: living-memory {outcome.status} ({outcome.target.client}, "
+            f"{outcome.target.scope} scope)"
+        )
+    sys.stdout.flush()
+    return 0

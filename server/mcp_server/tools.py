@@ -1,0 +1,403 @@
+"""The MCP tools: thin wrappers that call the memory operations (``predictive.operations``,
+``predictive.ask``, ``predictive.locks``) on the store's worker thread, cite every item by id
+and provenance, and fit each result into its token budget.
+
+Results are JSON with camelCase keys (``server.convert.to_wire``, as on the language server's
+wire), sent both as text and as structured content; the budget counts the text."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Annotated, Any, Literal, TypeVar
+
+from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
+from mcp_types import CallToolResult, TextContent, ToolAnnotations
+from pydantic import Field
+
+from predictive import operations as ops
+from predictive.citation import citation
+from predictive.fit import BudgetTooSmall, dumps, fit_items, fit_tree
+from predictive.operations import ArgumentError, Invalid
+from server.convert import to_wire
+from server.mcp_server.app import Backend
+from storage import AccessKind, Memory, MemoryStore, StoreError
+from storage.text import parse_instant
+
+T = TypeVar("T")
+
+KindName = ops.requests.KindName
+ActivityName = ops.requests.ActivityName
+MIN_BUDGET = 100
+MAX_BUDGET = 100_000
+
+
+def _budget(default: int) -> Any:
+    return Field(
+        default=default,
+        ge=MIN_BUDGET,
+        le=MAX_BUDGET,
+        description="most tokens (o200k) the result may take; items are dropped or cut to fit",
+    )
+
+
+AsOf = Annotated[
+    str | None,
+    Field(
+        description="answer as the memory stood then: ISO date/time (UTC unless given) or "
+        "epoch seconds",
+    ),
+]
+MemoryId = Annotated[int, Field(ge=1, description="a memory id, as cited in results")]
+READ_ONLY = ToolAnnotations(readOnlyHint=True, openWorldHint=False)
+WRITES = ToolAnnotations(readOnlyHint=False, destructiveHint=False, openWorldHint=False)
+
+
+def _result(payload: dict[str, Any]) -> CallToolResult:
+    return CallToolResult(
+        content=[TextContent(type="text", text=dumps(payload))], structured_content=payload
+    )
+
+
+def _as_of(value: str | None) -> float | None:
+    if value is None or not str(value).strip():
+        return None
+    at = parse_instant(str(value))
+    if at is None:
+        raise ToolError(
+            f"as_of: not a time: {value!r} (use ISO 8601 like 2026-01-31 or epoch seconds)"
+        )
+    return at
+
+
+async def _call(backend: Backend, fn: Callable[[MemoryStore], T]) -> T:
+    """``fn(store)`` on the worker thread; anticipated failures become a clear tool error."""
+    try:
+        return await backend.call(fn)
+    except ToolError:
+        raise
+    except (Invalid, ArgumentError, BudgetTooSmall, StoreError) as e:
+        raise ToolError(str(e)) from e
+
+
+def _memories(store: MemoryStore, ids: list[int]) -> dict[int, Memory]:
+    return {m.id: m for m in store.get_many(list(dict.fromkeys(ids)))}
+
+
+def _cite(item: dict[str, Any], m: Memory | None) -> dict[str, Any]:
+    """``item`` with the memory's id, kind, source and provenance (item keys win)."""
+    return item if m is None else {**citation(m), **item}
+
+
+def _nodes(forest: list[dict[str, Any]]) -> Iterator[dict[str, Any]]:
+    for n in forest:
+        yield n
+        yield from _nodes(n.get("children") or [])
+
+
+def register(app: MCPServer, backend: Backend) -> None:
+    """Add every tool to ``app``."""
+    from predictive.operations import (
+        ContextArgs,
+        ContradictionsArgs,
+        ExploreArgs,
+        RecallArgs,
+        RememberArgs,
+        ResolveArgs,
+        SearchArgs,
+    )
+
+    @app.tool(annotations=READ_ONLY)
+    async def search(
+        query: Annotated[str, Field(min_length=1, description="what to look for")],
+        kinds: Annotated[list[KindName], Field(description="only these kinds")] = [],  # noqa: B006
+        limit: Annotated[int, Field(ge=1, le=50)] = 10,
+        as_of: AsOf = None,
+        budget: Annotated[int, _budget(2000)] = 2000,
+    ) -> CallToolResult:
+        """Search everything the project knows (memories, decision records, rule files,
+        commits, conversations); each result cites its id and source. Use recall for more."""
+        at = _as_of(as_of)
+
+        def work(store: MemoryStore) -> dict[str, Any]:
+            args = SearchArgs(query=query, kinds=tuple(kinds), limit=limit, as_of=at)
+            found = ops.search(store, args, via="mcp search")
+            items = [
+                {
+                    "id": r.memory.id if r.memory else None,
+                    "unit": r.unit,
+                    "kind": r.kind,
+                    "label": r.label,
+                    "text": (r.memory.compressed if r.memory else None) or r.snippet,
+                    "score": round(r.score, 4),
+                    "source": r.provenance.source,
+                    "provenance": f"{r.provenance.kind}: {r.provenance}",
+                    **({"archived": True} if r.memory and r.memory.archived else {}),
+                }
+                for r in found.results
+            ]
+            payload = {"query": query, "count": len(items), "items": items}
+            return fit_items(to_wire(payload), budget)
+
+        return _result(await _call(backend, work))
+
+    @app.tool(annotations=READ_ONLY)
+    async def recall(
+        id: MemoryId,
+        level: Literal["index", "compressed", "summary", "full", "related"] = "summary",
+        depth: Annotated[int, Field(ge=1, le=4, description="for level 'related'")] = 1,
+        budget: Annotated[int, _budget(2000)] = 2000,
+    ) -> CallToolResult:
+        """One memory at a level: index → compressed → summary → full → related (what the
+        graph links to it). ``next`` names the richer level."""
+
+        def work(store: MemoryStore) -> dict[str, Any]:
+            args = RecallArgs(id=id, level=level, depth=depth)
+            out = ops.recall(store, args, via=f"mcp recall {level}").to_dict()
+            if level == "full":
+                store.usage.record_many(
+                    [id], AccessKind.CITATION, context="mcp recall full", bump_generation=False
+                )
+            mems = _memories(store, [id, *(r["id"] for r in out.get("related", []))])
+            out = _cite(out, mems.get(id))
+            if level == "related":
+                out["related"] = [_cite(r, mems.get(r["id"])) for r in out["related"]]
+                return fit_items(to_wire(out), budget, items="related")
+            lean = {k: v for k, v in out.items() if v not in (None, [], ())}
+            return fit_items(to_wire(lean), budget, items="edges", texts=("text",))
+
+        return _result(await _call(backend, work))
+
+    @app.tool(annotations=READ_ONLY)
+    async def explore(
+        id: Annotated[int | None, Field(ge=1, description="start from this memory")] = None,
+        query: Annotated[str | None, Field(description="or from the best matches")] = None,
+        depth: Annotated[int, Field(ge=0, le=4)] = 2,
+        max_nodes: Annotated[int, Field(ge=1, le=200)] = 30,
+        level: Literal["index", "compressed", "summary", "full"] = "index",
+        budget: Annotated[int, _budget(2000)] = 2000,
+    ) -> CallToolResult:
+        """A tree from one memory (or a query's best matches): each node says how it is
+        related (``via``, ``strength``) and cites its source."""
+
+        def work(store: MemoryStore) -> dict[str, Any]:
+            args = ExploreArgs(id=id, query=query, depth=depth, max_nodes=max_nodes, level=level)
+            out = ops.explore(store, args, via="mcp explore").to_dict()
+            nodes = list(_nodes(out["roots"]))
+            mems = _memories(store, [n["id"] for n in nodes])
+            for n in nodes:
+                m = mems.get(n["id"])
+                if m is not None:
+                    n.update({k: v for k, v in citation(m).items() if k not in n})
+            return fit_tree(to_wire(out), budget)
+
+        return _result(await _call(backend, work))
+
+    @app.tool(annotations=READ_ONLY)
+    async def context_for_file(
+        path: Annotated[str, Field(min_length=1, description="the file, relative to the project")],
+        branch: Annotated[str | None, Field(description="default: the checked-out one")] = None,
+        activity: Annotated[ActivityName | None, Field(description="default: inferred")] = None,
+        budget: Annotated[int, Field(ge=300, le=MAX_BUDGET)] = 4000,
+    ) -> CallToolResult:
+        """The tiered context for a file (critical decisions, relevant memories, background,
+        an index of topics to ask about), as the editor gets it; items cite their ids."""
+        root = backend.root
+        p = Path(path).expanduser()
+        full = p if p.is_absolute() else root / p
+        try:
+            rel = full.resolve().relative_to(root.resolve()).as_posix()
+        except ValueError:
+            raise ToolError(f"path: {path} is outside the project {root}") from None
+        if full.exists() and not full.is_file():
+            raise ToolError(f"path: {path} is not a file")
+
+        def work(store: MemoryStore) -> dict[str, Any]:
+            engine = backend.engine
+            assert engine is not None
+
+            def payload(total: int) -> dict[str, Any]:
+                args = ContextArgs(path=rel, branch=branch, activity=activity, budget=total)
+                ctx = ops.context_for_file(store, args, root, engine)
+                mems = _memories(store, ctx.memory_ids)
+                items = [
+                    _cite(
+                        {"id": i.memory_id, "tier": i.tier.value, "level": i.level},
+                        mems.get(i.memory_id),
+                    )
+                    for i in ctx.items
+                    if i.memory_id is not None
+                ]
+                return to_wire(
+                    {
+                        "file": ctx.file.path,
+                        "branch": ctx.branch,
+                        "activity": ctx.activity.value,
+                        "tokens": {"total": ctx.tokens["total"], "budget": ctx.tokens["budget"]},
+                        "markdown": ctx.markdown,
+                        "items": items,
+                    }
+                )
+
+            from predictive.fit import tokens_of
+            from predictive.tokens import count_tokens
+
+            out = payload(max(200, budget * 3 // 4))
+            frame = tokens_of(out) - count_tokens(out["markdown"])
+            room = budget - frame - 16
+            if tokens_of(out) > budget and room >= 200:
+                out = payload(room)
+            return fit_items(out, budget, texts=("markdown",))
+
+        return _result(await _call(backend, work))
+
+    @app.tool(annotations=WRITES)
+    async def remember(
+        text: Annotated[str, Field(min_length=1, description="what to remember, in full")],
+        kind: KindName = "fact",
+        anchors: Annotated[
+            list[str],
+            Field(
+                description="what it concerns: file:PATH, module:NAME, symbol:NAME, "
+                "branch:NAME, error:SIG, tag:NAME"
+            ),
+        ] = [],  # noqa: B006
+        tags: list[str] = [],  # noqa: B006
+        importance: Annotated[float, Field(ge=0.0, le=1.0)] = 0.5,
+        supersedes: Annotated[int | None, Field(ge=1, description="the memory it replaces")] = None,
+        budget: Annotated[int, _budget(500)] = 500,
+    ) -> CallToolResult:
+        """Store a finding, decision, fix or a tool result worth keeping as a memory (secrets
+        are redacted). The same text again returns the existing id."""
+
+        def work(store: MemoryStore) -> dict[str, Any]:
+            args = RememberArgs(
+                text=text,
+                kind=kind,
+                anchors=tuple(anchors),
+                tags=tuple(tags),
+                importance=importance,
+                supersedes=supersedes,
+                source="mcp",
+            )
+            out = ops.remember(store, args).to_dict()
+            m = _memories(store, [out["id"]]).get(out["id"])
+            return fit_items(to_wire(_cite(out, m)), budget)
+
+        return _result(await _call(backend, work))
+
+    @app.tool(annotations=WRITES)
+    async def lock_context(
+        name: Annotated[str, Field(min_length=1, max_length=200)],
+        content: Annotated[str | None, Field(description="the text to lock")] = None,
+        memory_ids: Annotated[
+            list[int], Field(description="or lock the full texts of these memories")
+        ] = [],  # noqa: B006
+        tags: list[str] = [],  # noqa: B006
+        note: str | None = None,
+        budget: Annotated[int, _budget(500)] = 500,
+    ) -> CallToolResult:
+        """Pin a named context; locking the same name again adds a version and keeps the
+        old ones (the same content again adds nothing)."""
+        from predictive.locks import lock_context as lock
+
+        def work(store: MemoryStore) -> dict[str, Any]:
+            locked, created = lock(
+                store, name, content, memory_ids=memory_ids, tags=tags, note=note
+            )
+            out = locked.to_dict()
+            out.pop("content")
+            out["created"] = created
+            return fit_items(to_wire(out), budget)
+
+        return _result(await _call(backend, work))
+
+    @app.tool(annotations=READ_ONLY)
+    async def get_locked_context(
+        name: Annotated[str, Field(min_length=1, max_length=200)],
+        version: Annotated[int | None, Field(ge=1, description="default: the newest")] = None,
+        level: Literal["preview", "full"] = "full",
+        budget: Annotated[int, _budget(4000)] = 4000,
+    ) -> CallToolResult:
+        """A locked context by name (a version, or the newest) at preview or full level."""
+        from predictive.locks import get_locked_context as get
+
+        def work(store: MemoryStore) -> dict[str, Any]:
+            out = get(store, name, version, level)
+            return fit_items(to_wire(out), budget, texts=("content", "preview"))
+
+        return _result(await _call(backend, work))
+
+    @app.tool(annotations=READ_ONLY)
+    async def list_locked_contexts(
+        tag: str | None = None,
+        limit: Annotated[int, Field(ge=1, le=500)] = 100,
+        budget: Annotated[int, _budget(2000)] = 2000,
+    ) -> CallToolResult:
+        """Every locked context (newest version's preview, how many versions), newest first."""
+        from predictive.locks import list_locked_contexts as listing
+
+        def work(store: MemoryStore) -> dict[str, Any]:
+            found = [s.to_dict() for s in listing(store, tag, limit)]
+            return fit_items(to_wire({"count": len(found), "items": found}), budget)
+
+        return _result(await _call(backend, work))
+
+    @app.tool(annotations=READ_ONLY)
+    async def contradictions(
+        status: Literal["open", "resolved", "dismissed", "all"] = "open",
+        limit: Annotated[int, Field(ge=1, le=200)] = 20,
+        budget: Annotated[int, _budget(3000)] = 3000,
+    ) -> CallToolResult:
+        """Pairs of memories that contradict each other, both sides cited."""
+
+        def work(store: MemoryStore) -> dict[str, Any]:
+            out = ops.contradictions(store, ContradictionsArgs(status, limit)).to_dict()
+            sides = [s for c in out["contradictions"] for s in (c["a"], c["b"]) if s]
+            mems = _memories(store, [s["id"] for s in sides])
+            for c in out["contradictions"]:
+                for key in ("a", "b"):
+                    if c[key]:
+                        c[key] = _cite(c[key], mems.get(c[key]["id"]))
+            return fit_items(to_wire(out), budget, items="contradictions")
+
+        return _result(await _call(backend, work))
+
+    @app.tool(annotations=WRITES)
+    async def resolve(
+        id: Annotated[int, Field(ge=1, description="the contradiction's id")],
+        resolution: Literal["a_wins", "b_wins", "both_valid", "merged", "dismissed"],
+        note: str | None = None,
+        merged_id: Annotated[int | None, Field(ge=1)] = None,
+        merged_text: str | None = None,
+        budget: Annotated[int, _budget(1500)] = 1500,
+    ) -> CallToolResult:
+        """Resolve an open contradiction: one side wins, both stay valid, merged (give the
+        merged memory's id or text), or dismissed."""
+
+        def work(store: MemoryStore) -> dict[str, Any]:
+            args = ResolveArgs(id, resolution, note, merged_id, merged_text)
+            out = ops.resolve_contradiction(store, args).to_dict()
+            return fit_items(to_wire(out), budget)
+
+        return _result(await _call(backend, work))
+
+    @app.tool(annotations=READ_ONLY)
+    async def ask(
+        question: Annotated[str, Field(min_length=1)],
+        limit: Annotated[int, Field(ge=1, le=50)] = 8,
+        as_of: AsOf = None,
+        budget: Annotated[int, _budget(3000)] = 3000,
+    ) -> CallToolResult:
+        """Ask the memory a question: it is classified (decision, how-to, history, error) by
+        local rules, the matching retrieval runs, and cited items come back — no LLM."""
+        from predictive.ask import ask as answer
+
+        at = _as_of(as_of)
+
+        def work(store: MemoryStore) -> dict[str, Any]:
+            out = answer(store, question, limit=limit, as_of=at, context="mcp ask")
+            return fit_items(to_wire(out), budget)
+
+        return _result(await _call(backend, work))

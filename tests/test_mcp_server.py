@@ -1,0 +1,306 @@
+"""The MCP server as a process, driven by the official SDK client over stdio: every tool
+answers, cites ids and provenance, stays within its budget, refuses bad arguments clearly and
+keeps serving, and counts what agents use."""
+
+from __future__ import annotations
+
+import itertools
+from pathlib import Path
+
+import pytest
+from mcp_support import call, call_error, db_of, mcp_session, tokens_of_call
+from project_fixtures import make_git_repo
+
+from storage import Anchor, AnchorType, Kind, MemoryStore, NewMemory
+from storage.embeddings import HashingEmbedder
+
+TOOLS = {
+    "search",
+    "recall",
+    "explore",
+    "context_for_file",
+    "remember",
+    "lock_context",
+    "get_locked_context",
+    "list_locked_contexts",
+    "contradictions",
+    "resolve",
+    "ask",
+}
+
+pytestmark = pytest.mark.asyncio
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    return make_git_repo(tmp_path).root
+
+
+@pytest.fixture
+def data(tmp_path: Path) -> Path:
+    return tmp_path / "data"
+
+
+def seeded(project: Path, data: Path) -> MemoryStore:
+    """The project's own store, opened as the server will open it."""
+    return MemoryStore(db_of(project, data), embedder=HashingEmbedder())
+
+
+async def test_every_tool_is_listed_with_a_budget(project: Path, data: Path) -> None:
+    async with mcp_session(project, data) as s:
+        tools = (await s.list_tools()).tools
+    assert {t.name for t in tools} == TOOLS
+    for t in tools:
+        assert t.description
+        assert "budget" in t.input_schema["properties"], t.name
+
+
+async def test_a_remembered_finding_is_found_by_search_with_its_id_and_source(
+    project: Path, data: Path
+) -> None:
+    async with mcp_session(project, data) as s:
+        made = await call(
+            s,
+            "remember",
+            text="The payment retries use exponential backoff capped at 30 s",
+            kind="decision",
+            anchors=["file:src/api.py"],
+        )
+        found = await call(s, "search", query="payment retries backoff")
+    assert made["created"] is True and made["source"] == "mcp"
+    hit = found["items"][0]
+    assert hit["id"] == made["id"]
+    assert hit["source"] == "mcp" and "src/api.py" in hit["provenance"]
+
+
+async def test_recall_goes_from_index_to_full_and_full_counts_as_a_citation(
+    project: Path, data: Path
+) -> None:
+    text = (
+        "Sessions replace JWT for the web app. Tokens could not be revoked, and the "
+        "mobile app keeps JWT until version 3 ships. Sessions live in Redis for 30 minutes."
+    )
+    async with mcp_session(project, data) as s:
+        mid = (await call(s, "remember", text=text, kind="decision"))["id"]
+        steps = [await call(s, "recall", id=mid, level=lv) for lv in ("index", "summary", "full")]
+    assert [st["next"] for st in steps] == ["compressed", "full", "related"]
+    assert len(steps[0]["text"]) < len(steps[2]["text"]) and steps[2]["text"] == text
+    assert all(st["id"] == mid and st["provenance"] for st in steps)
+    with seeded(project, data) as store:
+        assert store.get(mid).citation_count == 1
+
+
+async def test_recall_related_says_how_each_memory_is_linked(project: Path, data: Path) -> None:
+    async with mcp_session(project, data) as s:
+        old = (await call(s, "remember", text="Deploy with Fabric scripts", kind="workflow"))["id"]
+        new = (
+            await call(
+                s, "remember", text="Deploy with GitHub Actions", kind="workflow", supersedes=old
+            )
+        )["id"]
+        out = await call(s, "recall", id=new, level="related")
+    assert [(r["id"], r["via"]) for r in out["related"]] == [(old, "SUPERSEDES")]
+    assert out["related"][0]["provenance"]
+
+
+async def test_explore_returns_a_tree_of_cited_nodes(project: Path, data: Path) -> None:
+    with seeded(project, data) as store:
+        a = store.add(NewMemory(text="Auth uses server sessions", kind=Kind.DECISION)).id
+        b = store.add(NewMemory(text="Sessions are kept in Redis", kind=Kind.FACT)).id
+        c = store.add(NewMemory(text="Redis runs in the docker compose file", kind=Kind.FACT)).id
+        store.graph.add(a, b, "DEPENDS_ON", 0.9)
+        store.graph.add(b, c, "RELATES_TO", 0.8)
+    async with mcp_session(project, data) as s:
+        out = await call(s, "explore", id=a, depth=2)
+    root = out["roots"][0]
+    child = root["children"][0]
+    assert root["id"] == a and root["provenance"]
+    assert (child["id"], child["via"]) == (b, "DEPENDS_ON")
+    assert child["children"][0]["id"] == c
+
+
+async def test_context_for_a_file_holds_its_decision_within_the_budget(
+    project: Path, data: Path
+) -> None:
+    with seeded(project, data) as store:
+        mid = store.add(
+            NewMemory(
+                text="The API module answers /health without auth for the load balancer",
+                kind=Kind.DECISION,
+                anchors=[Anchor(AnchorType.FILE, "src/api.py")],
+            )
+        ).id
+    async with mcp_session(project, data) as s:
+        out = await call(s, "context_for_file", path="src/api.py", budget=600)
+        used = await tokens_of_call(s, "context_for_file", path="src/api.py", budget=600)
+    assert out["file"] == "src/api.py"
+    assert f"#{mid}" in out["markdown"]
+    assert any(i["id"] == mid and i["provenance"] for i in out["items"])
+    assert used <= 600
+
+
+async def test_a_new_lock_keeps_the_old_version(project: Path, data: Path) -> None:
+    async with mcp_session(project, data) as s:
+        one = await call(s, "lock_context", name="auth flow", content="Login posts to /session")
+        two = await call(s, "lock_context", name="auth flow", content="Login posts to /v2/login")
+        newest = await call(s, "get_locked_context", name="auth flow")
+        first = await call(s, "get_locked_context", name="auth flow", version=1)
+        listed = await call(s, "list_locked_contexts")
+    assert (one["version"], two["version"]) == (1, 2)
+    assert newest["content"] == "Login posts to /v2/login" and newest["versions"] == [1, 2]
+    assert first["content"] == "Login posts to /session"
+    assert [(i["name"], i["versions"]) for i in listed["items"]] == [("auth flow", 2)]
+
+
+async def test_a_contradiction_is_listed_and_resolved(project: Path, data: Path) -> None:
+    with seeded(project, data) as store:
+        a = store.add(NewMemory(text="Use tabs for indentation", kind=Kind.CONVENTION)).id
+        b = store.add(NewMemory(text="Use four spaces for indentation", kind=Kind.CONVENTION)).id
+        cid = store.contradictions.add(a, b, reason="indentation")
+    async with mcp_session(project, data) as s:
+        listed = await call(s, "contradictions")
+        done = await call(s, "resolve", id=cid, resolution="b_wins", note="PEP 8")
+        still_open = await call(s, "contradictions")
+    pair = listed["contradictions"][0]
+    assert (pair["id"], pair["a"]["id"], pair["b"]["id"]) == (cid, a, b)
+    assert pair["a"]["provenance"] and pair["b"]["provenance"]
+    assert done["status"] == "resolved" and done["resolution"] == "b_wins"
+    assert still_open["count"] == 0
+
+
+async def test_ask_classifies_the_question_and_cites_what_answers_it(
+    project: Path, data: Path
+) -> None:
+    with seeded(project, data) as store:
+        store.add(NewMemory(text="Postgres connection pool size is 10", kind=Kind.FACT))
+        d = store.add(
+            NewMemory(text="We chose Postgres over MongoDB: we need joins", kind=Kind.DECISION)
+        ).id
+    async with mcp_session(project, data) as s:
+        out = await call(s, "ask", question="Why did we choose Postgres?")
+    assert out["type"] == "decision"
+    assert out["items"][0]["id"] == d and out["items"][0]["provenance"]
+
+
+async def test_bad_arguments_get_a_clear_error_and_the_server_keeps_serving(
+    project: Path, data: Path
+) -> None:
+    async with mcp_session(project, data) as s:
+        errors = {
+            "id": await call_error(s, "recall", id="seven"),
+            "missing": await call_error(s, "recall", id=999),
+            "level": await call_error(s, "recall", id=1, level="everything"),
+            "budget": await call_error(s, "search", query="x", budget=5),
+            "as_of": await call_error(s, "search", query="x", as_of="next tuesday-ish"),
+            "query": await call_error(s, "search"),
+            "kind": await call_error(s, "remember", text="x", kind="rumour"),
+            "explore": await call_error(s, "explore", id=1, query="both"),
+            "path": await call_error(s, "context_for_file", path="../../etc/passwd"),
+            "lock": await call_error(s, "get_locked_context", name="never locked"),
+            "resolve": await call_error(s, "resolve", id=42, resolution="a_wins"),
+        }
+        alive = await call(s, "remember", text="still serving after bad calls")
+    assert "id" in errors["id"]
+    assert "no memory #999" in errors["missing"]
+    assert "level" in errors["level"]
+    assert "budget" in errors["budget"]
+    assert "as_of" in errors["as_of"]
+    assert "query" in errors["query"]
+    assert "kind" in errors["kind"]
+    assert "exactly one" in errors["explore"]
+    assert "outside the project" in errors["path"]
+    assert "no locked context named 'never locked'" in errors["lock"]
+    assert "no contradiction #42" in errors["resolve"]
+    assert alive["created"] is True
+
+
+async def test_results_stay_within_their_budget(project: Path, data: Path) -> None:
+    body = " ".join(f"The billing service step {i} retries invoices nightly." for i in range(40))
+    with seeded(project, data) as store:
+        ids = [
+            store.add(
+                NewMemory(
+                    text=f"Billing note {n}: {body}",
+                    kind=Kind.FACT,
+                    anchors=[Anchor(AnchorType.FILE, "src/api.py")],
+                )
+            ).id
+            for n in range(60)
+        ]
+        for a, b in itertools.pairwise(ids):
+            store.graph.add(a, b, "RELATES_TO", 0.5)
+        for a, b in zip(ids[::2], ids[1::2]):
+            store.contradictions.add(a, b, reason="billing")
+    calls = [
+        ("search", {"query": "billing invoices", "limit": 50}),
+        ("ask", {"question": "how are invoices retried?", "limit": 50}),
+        ("recall", {"id": ids[0], "level": "full"}),
+        ("recall", {"id": ids[5], "level": "related", "depth": 4}),
+        ("explore", {"query": "billing", "depth": 4, "max_nodes": 200, "level": "full"}),
+        ("contradictions", {"limit": 200}),
+        ("context_for_file", {"path": "src/api.py"}),
+    ]
+    async with mcp_session(project, data) as s:
+        for tool, args in calls:
+            budget = 300 if tool == "context_for_file" else 150
+            used = await tokens_of_call(s, tool, budget=budget, **args)
+            out = await call(s, tool, budget=budget, **args)
+            assert used <= budget, (tool, used)
+            assert out["truncated"] is True, tool
+
+
+async def test_what_agents_search_counts_as_retrieved(project: Path, data: Path) -> None:
+    with seeded(project, data) as store:
+        mid = store.add(NewMemory(text="Release builds are signed with the CI key")).id
+    async with mcp_session(project, data) as s:
+        await call(s, "search", query="release builds signed")
+    with seeded(project, data) as store:
+        m = store.get(mid)
+        log = store.usage.log(mid)
+    assert m.retrieval_count == 1
+    assert [kind for _, kind, _ in log] == ["retrieval"]
+
+
+async def test_streamable_http_on_request_serves_the_same_tools(project: Path, data: Path) -> None:
+    import socket
+    import subprocess
+    import sys
+    import time
+
+    from mcp import ClientSession
+    from mcp.client.streamable_http import streamable_http_client
+    from mcp_support import server_env
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    data.mkdir(parents=True, exist_ok=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "server", "mcp", "--no-ingest", "--http", str(port)],
+        cwd=project,
+        env=server_env(data),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+                break
+            except OSError:
+                assert proc.poll() is None and time.monotonic() < deadline, "no HTTP server"
+                time.sleep(0.1)
+        async with (
+            streamable_http_client(f"http://127.0.0.1:{port}/mcp") as (read, write),
+            ClientSession(read, write) as s,
+        ):
+            await s.initialize()
+            names = {t.name for t in (await s.list_tools()).tools}
+            made = await call(s, "remember", text="served over streamable HTTP")
+    finally:
+        proc.terminate()
+        out, _ = proc.communicate(timeout=30)
+    assert names == TOOLS
+    assert made["created"] is True
+    assert out == b""  # stdout carries nothing but the protocol (none over HTTP)
