@@ -37,7 +37,7 @@ from storage.errors import InvalidInput, StoreError
 from storage.models import EdgeType
 from storage.repository import MemoryStore
 from storage.sessions import SessionStore
-from storage.sources.records import Conversation, SkipLog
+from storage.sources.records import Conversation, DecisionRecord, SkipLog
 from storage.text import parse_instant
 
 log = logging.getLogger(__name__)
@@ -396,7 +396,7 @@ class _Run:
         if changed_state:
             self.store.cursors.set("adr", changed_state)
 
-    def relate_records(self, r: Any, by_path: dict[str, int]) -> None:
+    def relate_records(self, r: DecisionRecord, by_path: dict[str, int]) -> None:
         """A record that partly supersedes (amends) another is linked to it (EVOLVED_INTO,
         the older one stays valid); one that only links to another is related to it."""
         me = by_path.get(r.path)
