@@ -39,8 +39,10 @@ from predictive.consolidation.merge import MAX_PAIRING, plan_merges, similar_pai
 from predictive.consolidation.plan import Change, describe
 from predictive.consolidation.serving import plan_compression
 from predictive.consolidation.usage import plan_reranking
+from predictive.contradictions import Judge, mark_scanned, pending_scan, scan
 from predictive.llm import client_for
 from predictive.llm_compress import llm_compressor
+from predictive.llm_judge import scanner_judge
 from storage import upkeep
 from storage.errors import InvalidInput
 from storage.merging import add_edges, archive_many, merge_memories
@@ -79,7 +81,11 @@ def _when(value: Any) -> float:
 
 
 def plan(
-    store: MemoryStore, *, now: float, skipped: list[str] | None = None
+    store: MemoryStore,
+    *,
+    now: float,
+    skipped: list[str] | None = None,
+    judge: Judge | None = None,
 ) -> tuple[dict[int, float], list[Change]]:
     """New decay scores and every change consolidation would make at ``now``."""
     skipped = skipped if skipped is not None else []
@@ -135,15 +141,17 @@ def plan(
         label=_label,
     )
 
-    contradictions = plan_contradictions(store, by_id)
+    contradictions = plan_contradictions(store, by_id, judge)
     return scores, [*reranks, *merges, *compress, *links, *forget, *contradictions]
 
 
-def plan_contradictions(store: MemoryStore, current: dict[int, Brief]) -> list[Change]:
+def plan_contradictions(
+    store: MemoryStore, current: dict[int, Brief], judge: Judge | None = None
+) -> list[Change]:
     """A ``contradiction`` change per pair of current memories that disagree and has no
-    contradiction yet (today: different values for one ``fact_key``; the scanner of issue
-    13 item 1 belongs here)."""
-    return [
+    contradiction yet: different values for one ``fact_key``, and what the local scanner
+    (:mod:`predictive.contradictions`) finds among the memories added since its last run."""
+    keyed = [
         Change(
             "contradiction",
             (a, b),
@@ -152,6 +160,20 @@ def plan_contradictions(store: MemoryStore, current: dict[int, Brief]) -> list[C
         )
         for a, b, key in store.contradictions.fact_conflicts()
         if not store.contradictions.exists(a, b)
+    ]
+    # issue 13: the scanner's conflicts (partial ones are also linked when applied)
+    done = {(min(c.ids), max(c.ids)) for c in keyed}
+    scanned = scan(store, pending_scan(store)[0], judge=judge)
+    return keyed + [
+        Change(
+            "contradiction",
+            (c.older, c.newer),
+            tuple(_label(current[i]) for i in (c.older, c.newer) if i in current),
+            f"{c.type}: {c.reason}",
+            {"confidence": c.confidence, "partial": c.partial},
+        )
+        for c in scanned
+        if c.pair not in done
     ]
 
 
@@ -185,7 +207,8 @@ def run(
 
     step("usage")
     skipped: list[str] = []
-    scores, changes = plan(store, now=at, skipped=skipped)
+    scan_through = pending_scan(store)[1]  # issue 13: how far the scanner reads this run
+    scores, changes = plan(store, now=at, skipped=skipped, judge=scanner_judge(llm))
     if not dry and scores:
         store.usage.set_decay_scores(scores)
 
@@ -217,7 +240,10 @@ def run(
         step("contradictions")
         for c in by_action["contradiction"]:
             confidence = float(c.detail.get("confidence", 0.8))
+            if c.detail.get("partial"):  # issue 13: partly superseded: linked, not closed
+                store.graph.add(c.ids[0], c.ids[1], EdgeType.EVOLVED_INTO, 1.0, {"by": "scan"})
             store.contradictions.add(c.ids[0], c.ids[1], reason=c.reason, confidence=confidence)
+        mark_scanned(store, scan_through)
         store.cursors.set(STATE, {"last_run": repr(at)})
     step("categories")
     # areas derived again, the changed ones summarised again (predictive.categories)

@@ -164,8 +164,22 @@ def from_commit(c: Commit, root: str | None = None) -> Candidate:
 
 
 def decision_active(r: DecisionRecord) -> bool:
-    status = (r.status or "").lower()
+    """Whether a record still holds: a partly superseded or amended one does."""
+    status = re.sub(
+        r"^(?:partly|partially|in part)\s+super[sc]eded\b", "", (r.status or "").lower()
+    )
     return not any(s in status for s in _INACTIVE_STATUSES) and not r.superseded_by
+
+
+_MD_LINK = re.compile(r"\[([^\]]*)\]\(\s*<?[^)\s>]*\.(?:md|markdown)(?:#[^)\s>]*)?>?\s*\)", re.I)
+
+
+def _record_name(path: str) -> str:
+    """How a record names another: ``ADR 33 (0033-ip-ranges.md)`` (the number first, which
+    the contradiction scanner and readers look for)."""
+    name = path.rsplit("/", 1)[-1]
+    m = re.match(r"^(?:adr[-_ ]?)?0*(\d{1,5})(?=[-_ .])", name, re.I)
+    return f"ADR {m.group(1)} ({name})" if m else name
 
 
 def from_decision(r: DecisionRecord, *, now: float | None = None) -> Candidate:
@@ -186,9 +200,30 @@ def from_decision(r: DecisionRecord, *, now: float | None = None) -> Candidate:
         parts += ["", "Options considered: " + "; ".join(r.options)]
     if r.consequences.strip():
         parts += ["", f"Consequences: {r.consequences.strip()}"]
+    relations = [
+        (label, paths)
+        for label, paths in (
+            ("Supersedes", r.supersedes),
+            ("Superseded by", r.superseded_by),
+            ("Partly supersedes", r.amends),
+            ("Partly superseded by", r.amended_by),
+        )
+        if paths
+    ]
+    if relations:
+        parts.append("")
+        parts += [f"{label} " + ", ".join(map(_record_name, paths)) for label, paths in relations]
     text = "\n".join(parts)[:12_000]
     anchors = [Anchor(AnchorType.FILE, r.path), Anchor(AnchorType.TAG, "adr")]
-    anchors += file_anchors(paths_in(f"{r.context}\n{r.decision}\n{r.consequences}"))[:10]
+    # a link to another record is a relation between records (metadata, edges), not a file
+    # this decision is about
+    records = {
+        p.rsplit("/", 1)[-1]
+        for p in (*r.supersedes, *r.superseded_by, *r.amends, *r.amended_by, *r.links)
+    }
+    prose = _MD_LINK.sub(r"\1", f"{r.context}\n{r.decision}\n{r.consequences}")
+    named = [p for p in paths_in(prose) if p.rsplit("/", 1)[-1] not in records]
+    anchors += file_anchors(named)[:10]
     status = (r.status or "").lower().split()[0] if r.status else None
     if status:
         anchors.append(Anchor(AnchorType.TAG, f"status-{status}"))
@@ -219,6 +254,9 @@ def from_decision(r: DecisionRecord, *, now: float | None = None) -> Candidate:
                 "chosen": r.chosen,
                 "supersedes": list(r.supersedes),
                 "supersededBy": list(r.superseded_by),
+                "amends": list(r.amends),
+                "amendedBy": list(r.amended_by),
+                "links": list(r.links),
             },
         ),
         1.0,

@@ -22,6 +22,7 @@ from typing import Any
 
 from predictive.categories import refresh_categories
 from predictive.commit_noise import CommitFilter
+from predictive.contradictions import scan_and_record
 from predictive.conversations import extract as extract_conversation
 from predictive.conversations import session_unit, summarise
 from predictive.extract import (
@@ -30,15 +31,17 @@ from predictive.extract import (
     from_decision,
     from_rule_file,
 )
-from predictive.llm import client_for
+from predictive.llm import LlmClient, client_for
 from predictive.llm_extract import extract_with
+from predictive.llm_judge import scanner_judge
 from predictive.mentions import FileIndex
 from predictive.mentions import count as count_mentions
+from storage.conflict_pairs import ids_after, max_memory_id
 from storage.errors import InvalidInput, StoreError
 from storage.models import EdgeType
 from storage.repository import MemoryStore
 from storage.sessions import SessionStore
-from storage.sources.records import Conversation, SkipLog
+from storage.sources.records import Conversation, DecisionRecord, SkipLog
 from storage.text import parse_instant
 
 log = logging.getLogger(__name__)
@@ -385,6 +388,7 @@ class _Run:
             return
         for r in records:
             new_id = by_path.get(r.path)
+            self.relate_records(r, by_path)
             for old_path in r.supersedes:
                 old_id = by_path.get(old_path)
                 if new_id is None or old_id is None or old_id == new_id:
@@ -396,6 +400,23 @@ class _Run:
                     report.superseded += 1
         if changed_state:
             self.store.cursors.set("adr", changed_state)
+
+    def relate_records(self, r: DecisionRecord, by_path: dict[str, int]) -> None:
+        """A record that partly supersedes (amends) another is linked to it (EVOLVED_INTO,
+        the older one stays valid); one that only links to another is related to it."""
+        me = by_path.get(r.path)
+        if me is None:
+            return
+        for paths, etype, older_first in (
+            (r.amends, EdgeType.EVOLVED_INTO, True),
+            (r.links, EdgeType.RELATES_TO, False),
+        ):
+            for path in paths:
+                other = by_path.get(path)
+                if other is None or other == me:
+                    continue
+                src, dst = (other, me) if older_first else (me, other)
+                self.store.graph.add(src, dst, etype, 1.0, {"by": "adr"})
 
     # ---- rule files ------------------------------------------------------------------------
 
@@ -534,6 +555,7 @@ def run(
     root = Path(root)
     job = _Run(store, root, opts, progress)
     started = time.perf_counter()
+    before = max_memory_id(store)
     reports: dict[str, SourceReport] = {}
     for source in opts.wanted():
         report = reports[source] = SourceReport()
@@ -551,6 +573,8 @@ def run(
             log.warning("ingesting %s failed", source, exc_info=True)
             report.error = f"{type(e).__name__}: {e}"
         report.seconds = time.perf_counter() - t0
+    # contradictions: the new memories against what the store knew (issue 13)
+    opened = 0 if opts.dry_run else _scan_contradictions(store, before, job.llm)
     added = sum(r.added for r in reports.values())
     categories = None
     if added and not opts.dry_run:  # new memories join their areas (predictive.categories)
@@ -568,12 +592,24 @@ def run(
         "added": added,
         "existing": sum(r.existing for r in reports.values()),
         "dropped": sum(r.dropped for r in reports.values()),
+        "contradictionsOpened": opened,
         "skipped": job.skips.as_dict(),
         "categories": categories,
         "seconds": round(elapsed, 3),
         "memoriesPerSecond": round(added / elapsed, 1) if elapsed > 0 else None,
         "messagesPerSecond": round(messages / elapsed, 1) if elapsed > 0 and messages else None,
     }
+
+
+def _scan_contradictions(store: MemoryStore, before: int, llm: LlmClient | None = None) -> int:
+    """Open the contradictions the memories added after id ``before`` bring (0 on failure:
+    ingestion stands without them); a configured model judges the candidate pairs."""
+    try:
+        judge = scanner_judge(llm)
+        return len(scan_and_record(store, ids_after(store, before), judge=judge))
+    except Exception:  # whatever went wrong, what was ingested stays ingested
+        log.warning("scanning for contradictions failed", exc_info=True)
+        return 0
 
 
 def first_run(

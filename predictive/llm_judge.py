@@ -12,6 +12,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from predictive.contradictions import Judge
+from predictive.contradictions import Verdict as ScannerVerdict
 from predictive.llm import LlmClient, quoted
 
 PURPOSE = "judge"
@@ -82,6 +84,26 @@ def llm_judge(client: LlmClient) -> Callable[[str, str], Verdict | None]:
             float(answer["confidence"]),
             answer.get("quote_a", ""),
             answer.get("quote_b", ""),
+        )
+
+    return judge
+
+
+def scanner_judge(client: LlmClient | None) -> Judge | None:
+    """The model's judgement in the contradiction scanner's terms (None without a model)."""
+    if client is None:
+        return None
+    ask = llm_judge(client)
+
+    def judge(text_a: str, text_b: str) -> ScannerVerdict | None:
+        v = ask(text_a, text_b)
+        if v is None:
+            return None
+        return ScannerVerdict(
+            conflict=v.conflict,
+            reason=v.reason,
+            partial=v.verdict == "partly_supersedes",
+            confidence=v.confidence,
         )
 
     return judge

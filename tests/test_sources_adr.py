@@ -92,11 +92,23 @@ def test_real_supersession_pairs_are_found_and_symmetric(
             f"{UK}0004-dns-definitions-for-hosts-and-services.md",
             f"{UK}0015-dns-infrastructure.md",
         ),
-        # "Partly superseded" + body links in both records
-        (f"{UK}0003-aws-networking-outline.md", f"{UK}0033-ip-ranges.md"),
     }
     for old, new in pairs:
         assert records[old].superseded_by == (new,)
+    # "Partly superseded" + "in part supersedes" links, and "Amended by" / "Amends": the
+    # older record is amended (linked), not superseded (closed)
+    amended = {(old, new) for new, r in records.items() for old in r.amends}
+    assert amended == {
+        (f"{UK}0003-aws-networking-outline.md", f"{UK}0033-ip-ranges.md"),
+        (f"{UK}0010-terraform-directory-structure.md", f"{UK}0017-terraform-data-structure.md"),
+    }
+    for old, new in amended:
+        assert records[old].amended_by == (new,) and records[old].superseded_by == ()
+    # other links between records are relations (0032 refers to ADR 23, MADR 8 and 13 to
+    # each other), never supersession
+    assert records[f"{GOV}0032-reintroduce-epp-connection-pool.md"].links == (
+        f"{GOV}0023-use-geventconnpool.md",
+    )
     # 0020 never mentions 0012: the link is made from 0012's side
     assert "0012" not in records[f"{GOV}0020-user-models-revisited-plus-whois.md"].text
     assert records[f"{GOV}0012-user-models.md"].status == "superseded"

@@ -153,6 +153,7 @@ _HEADING = re.compile(r"^ {0,3}(#{1,6})\s+(.*?)\s*#*\s*$")
 _FENCE = re.compile(r"^\s*(`{3,}|~{3,})")
 _LINK = re.compile(r"\[([^\]]*)\]\(\s*<?([^)\s>]*)>?(?:\s+\"[^\"]*\")?\s*\)")
 _COMMENT = re.compile(r"<!--.*?-->", re.S)
+_MD_TARGET = re.compile(r"^[^:?#]+\.(?:md|markdown)(?:#.*)?$", re.I)
 _NUMBERED_TITLE = re.compile(r"^(?:ADR[-\s#]*)?(\d+|n)\s*[.:)\-–]\s+(.+)$", re.I)
 _FILE_NUMBER = re.compile(r"^(?:adr[-_ ]?)?(\d+)(?=[-_ .]|$)", re.I)
 _META_LINE = re.compile(
@@ -160,7 +161,12 @@ _META_LINE = re.compile(
     r"\s*:\s*(?:\*\*|__)?\s*(.*?)\s*$",
     re.I,
 )
-_SUPERSEDE = re.compile(r"\b(super[sc]eded\s+by|super[sc]edes|replaced\s+by|replaces)\b", re.I)
+_SUPERSEDE = re.compile(
+    r"\b((?:(?:partly|partially|in\s+part)\s+)?(?:super[sc]eded\s+by|super[sc]edes)|"
+    r"amended\s+by|amends|replaced\s+by|replaces)\b",
+    re.I,
+)
+_PARTIAL = re.compile(r"^(?:partly|partially|in\s+part|amend)", re.I)
 _BARE_REF = re.compile(r"(?:ADR[-\s#]*|#)(\d+)\b|^\s*(\d+)\b", re.I)
 _CHOSEN = re.compile(r"^\s*(?:\*\*|__)?chosen option(?:\*\*|__)?\s*:?\s*(.*)$", re.I)
 _BULLET = re.compile(r"^(\s*)(?:[-*+]|\d{1,3}[.)])\s+(.*)$")
@@ -187,6 +193,7 @@ class _Ref:
     target: str | None = None  # a link target
     number: int | None = None
     title: str | None = None
+    partial: bool = False  # "partly superseded", "amends": the older record still holds
 
 
 @dataclass
@@ -194,6 +201,7 @@ class _Parsed:
     record: DecisionRecord
     supersedes: list[_Ref]
     superseded_by: list[_Ref]
+    links: list[_Ref] = field(default_factory=list)  # every other link to a Markdown file
 
 
 # --- small text helpers -------------------------------------------------------------------
@@ -356,6 +364,7 @@ def _refs_in(line: str, *, links_only: bool) -> tuple[list[_Ref], list[_Ref]]:
         word = mark.group(1).lower()
         if links_only and word.startswith("replace"):
             continue
+        partial = bool(_PARTIAL.match(word))
         end = marks[k + 1].start() if k + 1 < len(marks) else len(line)
         segment = line[mark.end() : end]
         refs: list[_Ref] = []
@@ -366,11 +375,12 @@ def _refs_in(line: str, *, links_only: bool) -> tuple[list[_Ref], list[_Ref]]:
                     target=link.group(2) or None,
                     number=from_text.number if from_text else None,
                     title=from_text.title if from_text else None,
+                    partial=partial,
                 )
             )
         if not refs and not links_only:
             ref = _ref_from_text(re.split(r"[.;(]\s", segment)[0])
-            refs = [ref] if ref else []
+            refs = [dataclasses.replace(ref, partial=partial)] if ref else []
         (by if "by" in word else sup).extend(refs)
     return sup, by
 
@@ -575,13 +585,22 @@ def _parse(rel_path: str, text: str) -> _Parsed | str:
         supersedes += sup
         superseded_by += by
     status_idx = set(roles.get("status", []))
+    links: list[_Ref] = []
     for i, s in enumerate(sections):
-        if i in status_idx:
-            continue
         for line in _code_free(s.body):
+            links += [
+                _Ref(target=m.group(2))
+                for m in _LINK.finditer(line)
+                if _MD_TARGET.search(m.group(2))
+            ]
+            if i in status_idx:
+                continue
             sup, by = _refs_in(line, links_only=True)
             supersedes += sup
             superseded_by += by
+    if (canonical_status(status_lines) or "") == "partly superseded":
+        # what a partly superseded record says is superseded is only part of it
+        superseded_by = [dataclasses.replace(r, partial=True) for r in superseded_by]
 
     record = DecisionRecord(
         path=rel_path,
@@ -599,7 +618,7 @@ def _parse(rel_path: str, text: str) -> _Parsed | str:
         deciders=deciders,
         text=text,
     )
-    return _Parsed(record, supersedes, superseded_by)
+    return _Parsed(record, supersedes, superseded_by, links)
 
 
 def _link_path(rel_path: str, target: str) -> str | None:
@@ -621,14 +640,20 @@ def parse_record(rel_path: str, text: str) -> DecisionRecord | None:
     if isinstance(parsed, str):
         return None
 
-    def paths(refs: list[_Ref]) -> tuple[str, ...]:
-        found = (_link_path(rel_path, r.target) for r in refs if r.target)
+    def paths(refs: list[_Ref], partial: bool | None = None) -> tuple[str, ...]:
+        found = (
+            _link_path(rel_path, r.target)
+            for r in refs
+            if r.target and (partial is None or r.partial == partial)
+        )
         return tuple(dict.fromkeys(p for p in found if p and p != rel_path))
 
     return dataclasses.replace(
         parsed.record,
-        supersedes=paths(parsed.supersedes),
-        superseded_by=paths(parsed.superseded_by),
+        supersedes=paths(parsed.supersedes, False),
+        superseded_by=paths(parsed.superseded_by, False),
+        amends=paths(parsed.supersedes, True),
+        amended_by=paths(parsed.superseded_by, True),
     )
 
 
@@ -672,30 +697,45 @@ class _Index:
 
 
 def _link_all(parsed: list[_Parsed]) -> list[DecisionRecord]:
-    """Resolve every reference and make supersession symmetric."""
+    """Resolve every reference and make supersession symmetric. A pair either side calls
+    partial ("in part supersedes", "amended by", a "partly superseded" status) is an
+    amendment, never a full supersession; other links between records are kept as links."""
     index = _Index([p.record for p in parsed])
-    sup: dict[str, set[str]] = {p.record.path: set() for p in parsed}
-    by: dict[str, set[str]] = {p.record.path: set() for p in parsed}
+    full: set[tuple[str, str]] = set()  # (newer, older)
+    partial: set[tuple[str, str]] = set()
+    linked: dict[str, set[str]] = {p.record.path: set() for p in parsed}
     for p in parsed:
         me = p.record.path
-        for ref in p.supersedes:
+        for refs, me_newer in ((p.supersedes, True), (p.superseded_by, False)):
+            for ref in refs:
+                other = index.resolve(me, ref)
+                if other and other != me:
+                    pair = (me, other) if me_newer else (other, me)
+                    (partial if ref.partial else full).add(pair)
+        for ref in p.links:
             other = index.resolve(me, ref)
             if other and other != me:
-                sup[me].add(other)
-                by[other].add(me)
-        for ref in p.superseded_by:
-            other = index.resolve(me, ref)
-            if other and other != me:
-                by[me].add(other)
-                sup[other].add(me)
-    return [
-        dataclasses.replace(
-            p.record,
-            supersedes=tuple(sorted(sup[p.record.path])),
-            superseded_by=tuple(sorted(by[p.record.path])),
+                linked[me].add(other)
+    full -= partial
+
+    def of(pairs: set[tuple[str, str]], me: str, newer: bool) -> tuple[str, ...]:
+        return tuple(sorted(o if newer else n for n, o in pairs if (n if newer else o) == me))
+
+    out = []
+    for p in parsed:
+        me = p.record.path
+        related = set(of(full | partial, me, True) + of(full | partial, me, False))
+        out.append(
+            dataclasses.replace(
+                p.record,
+                supersedes=of(full, me, True),
+                superseded_by=of(full, me, False),
+                amends=of(partial, me, True),
+                amended_by=of(partial, me, False),
+                links=tuple(sorted(linked[me] - related)),
+            )
         )
-        for p in parsed
-    ]
+    return out
 
 
 def _folders(root: Path, dirs: Iterable[str] | None) -> list[str]:

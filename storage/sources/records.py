@@ -91,6 +91,9 @@ class DecisionRecord:
     supersedes: tuple[str, ...] = ()  # paths of the records this one supersedes
     superseded_by: tuple[str, ...] = ()  # paths of the records that supersede this one
     text: str = ""
+    amends: tuple[str, ...] = ()  # paths of the records this one partly supersedes / amends
+    amended_by: tuple[str, ...] = ()  # paths of the records that partly supersede this one
+    links: tuple[str, ...] = ()  # paths of the other records its text links to
 
 
 @dataclass(frozen=True)

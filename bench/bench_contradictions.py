@@ -1,0 +1,317 @@
+"""The local contradiction scanner on a labelled set and on whole real stores.
+
+    python -m bench.bench_contradictions [--embedder real|hashing] [--split all|tune|heldout]
+                                         [--no-stores] [--sample 12]
+
+1. ``bench/data/contradiction_pairs.json``: every pair's two texts become memories of one
+   real temporary store (kinds, times and record numbers as ingestion would give them); the
+   scanner runs over all of them as it runs on a write (``scan`` then ``record``). A pair is
+   predicted a conflict when a contradiction was opened between its two memories. Recall and
+   precision per split (odd ids tune, even ids held out); contradictions opened across pairs
+   are listed apart (unlabelled).
+2. Whole stores: the dev set's workspace (git, decision records, rules, chats) and this
+   repository (git, decision records, rules) are ingested once (cached under
+   ``bench/.cache/contradictions-*``); a copy has its contradictions cleared and every current
+   memory scanned one at a time, as its write would; the contradictions opened are counted
+   and a sample is listed (each one is a false alarm unless it reads as a real disagreement).
+
+Results: ``bench/results/contradictions.json``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import shutil
+import tempfile
+import time
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from bench.common import (
+    BENCH_DIR,
+    CACHE_DIR,
+    log,
+    machine,
+    machine_line,
+    make_embedder,
+    summarize_ms,
+    write_result,
+)
+
+PAIRS = BENCH_DIR / "data" / "contradiction_pairs.json"
+THIS_REPO = BENCH_DIR.parent
+ADR_DATA = THIS_REPO.parent / "shared" / "data" / "adr"
+"""Real decision records (``../shared/data/adr`` beside the repository), when present."""
+DAY = 86400.0
+BASE = datetime(2024, 1, 1, tzinfo=timezone.utc).timestamp()
+
+
+def _at(date: str | None, fallback: float) -> float:
+    if not date:
+        return fallback
+    return datetime.fromisoformat(date).replace(tzinfo=timezone.utc).timestamp()
+
+
+def load_pairs(split: str) -> list[dict[str, Any]]:
+    pairs = json.loads(PAIRS.read_text())["pairs"]
+    return [p for p in pairs if split == "all" or p["split"] == split]
+
+
+def build(store: Any, pairs: list[dict[str, Any]]) -> dict[int, tuple[int, int]]:
+    """Each pair's texts as memories; answers pair id → (memory a, memory b)."""
+    from predictive.contradictions import analyse
+    from storage import Kind, NewMemory
+
+    ids: dict[int, tuple[int, int]] = {}
+    for p in pairs:
+        t_a = _at(p.get("time_a"), BASE + p["id"] * DAY)
+        t_b = _at(p.get("time_b"), t_a + DAY)
+        got = []
+        for side, at in (("a", t_a), ("b", t_b)):
+            text = p[f"text_{side}"]
+            number = analyse(text).number
+            r = store.add(
+                NewMemory(
+                    text=text,
+                    kind=Kind(p[f"kind_{side}"]),
+                    source="bench",
+                    source_id=f"pair{p['id']}:{side}",
+                    created_at=at,
+                    valid_from=at,
+                    metadata={"number": number} if number is not None else {},
+                )
+            )
+            got.append(r.id)
+        ids[p["id"]] = (got[0], got[1])
+    store.embeddings.embed_pending()
+    return ids
+
+
+def score(
+    pairs: list[dict[str, Any]], ids: dict[int, tuple[int, int]], opened: dict[tuple[int, int], Any]
+) -> dict[str, Any]:
+    tp = fp = fn = tn = 0
+    misses, alarms, by_type = [], [], {}
+    for p in pairs:
+        a, b = ids[p["id"]]
+        c = opened.get((min(a, b), max(a, b)))
+        conflict = p["label"] == "conflict"
+        t = by_type.setdefault(p["type"], {"n": 0, "flagged": 0, "label": p["label"]})
+        t["n"] += 1
+        t["flagged"] += c is not None
+        if conflict and c is not None:
+            tp += 1
+        elif conflict:
+            fn += 1
+            misses.append(
+                {"id": p["id"], "type": p["type"], "a": p["text_a"][:120], "b": p["text_b"][:120]}
+            )
+        elif c is not None:
+            fp += 1
+            alarms.append({"id": p["id"], "type": p["type"], "reason": c.reason})
+        else:
+            tn += 1
+    return {
+        "pairs": len(pairs),
+        "conflicts": tp + fn,
+        "compatible": fp + tn,
+        "tp": tp,
+        "fp": fp,
+        "fn": fn,
+        "tn": tn,
+        "recall": round(tp / (tp + fn), 3) if tp + fn else None,
+        "precision": round(tp / (tp + fp), 3) if tp + fp else None,
+        "byType": by_type,
+        "missed": misses,
+        "falseAlarms": alarms,
+    }
+
+
+def labelled(embedder_name: str) -> dict[str, Any]:
+    from predictive.contradictions import record, scan
+    from storage import MemoryStore
+
+    pairs = load_pairs("all")
+    with tempfile.TemporaryDirectory() as tmp:
+        store = MemoryStore(Path(tmp) / "memory.db", embedder=make_embedder(embedder_name))
+        ids = build(store, pairs)
+        every = sorted({i for pair in ids.values() for i in pair})
+        times = []
+        conflicts = []
+        for mid in every:  # one memory at a time, as each write scans what it added
+            t0 = time.perf_counter()
+            found = scan(store, [mid])
+            record(store, found)
+            times.append(time.perf_counter() - t0)
+            conflicts += found
+        opened = {(c.memory_a, c.memory_b): c for c in store.contradictions.query(None)}
+        labelled_pairs = {(min(a, b), max(a, b)) for a, b in ids.values()}
+        across = [
+            {
+                "reason": c.reason,
+                "a": store.get(c.memory_a).text[:100],
+                "b": store.get(c.memory_b).text[:100],
+            }
+            for key, c in opened.items()
+            if key not in labelled_pairs
+        ]
+        store.close()
+    out = {split: score(load_pairs(split), ids, opened) for split in ("tune", "heldout", "all")}
+    out["acrossPairs"] = {"count": len(across), "sample": across[:15]}
+    out["scanPerMemory"] = summarize_ms(times)
+    return out
+
+
+def cached_store(
+    name: str, root: Path, sources: list[str], embedder_name: str, paths: list[str] | None = None
+) -> Path:
+    """A store of ``root`` ingested once (``bench/.cache/contradictions-<name>-<embedder>``)."""
+    from predictive.ingest import run
+    from storage import MemoryStore
+
+    d = CACHE_DIR / f"contradictions-{name}-{embedder_name}"
+    if (d / "ingested.json").exists():
+        return d
+    if d.exists():
+        shutil.rmtree(d)
+    d.mkdir(parents=True)
+    log(f"{name}: ingesting {root} ({', '.join(sources)}) once into {d}")
+    t0 = time.perf_counter()
+    with MemoryStore(d / "memory.db", embedder=make_embedder(embedder_name)) as store:
+        summary = run(store, root=root, options={"sources": sources, "paths": paths or []})
+        store.embeddings.embed_pending()
+    summary["wallSeconds"] = round(time.perf_counter() - t0, 1)
+    (d / "ingested.json").write_text(json.dumps(summary, indent=1))
+    return d
+
+
+_REMEMBER = re.compile(r'remember --kind (\w+)(?: --anchor \S+)* "([^"]+)"')
+
+
+def remember_demo(store: Any, root: Path) -> list[str]:
+    """What the project's README tells a new user to ``remember`` (the issue's example: the
+    demo's convention against a commit of the same repository), added as the user would."""
+    from storage import Kind, NewMemory
+
+    readme = root / "README.md"
+    if not readme.is_file():
+        return []
+    out = []
+    for kind, text in _REMEMBER.findall(readme.read_text(encoding="utf-8", errors="replace")):
+        store.add(NewMemory(text=text, kind=Kind(kind)))
+        out.append(f"{kind}: {text}")
+    store.embeddings.embed_pending()
+    return out
+
+
+def whole_store(
+    name: str,
+    root: Path,
+    sources: list[str],
+    embedder_name: str,
+    sample: int,
+    paths: list[str] | None = None,
+) -> dict[str, Any]:
+    """Every current memory of a real store scanned as its writes would (contradictions an
+    earlier run opened are cleared first)."""
+    from predictive.contradictions import record, scan
+    from storage import MemoryStore
+
+    cached = cached_store(name, root, sources, embedder_name, paths)
+    with tempfile.TemporaryDirectory() as tmp:
+        copy = Path(tmp) / "store"
+        shutil.copytree(cached, copy)
+        store = MemoryStore(copy / "memory.db", embedder=make_embedder(embedder_name))
+        with store.conn:
+            store.conn.execute("DELETE FROM contradictions")
+            store.conn.execute("DELETE FROM edges WHERE type IN ('CONTRADICTS', 'EVOLVED_INTO')")
+        remembered = remember_demo(store, root)
+        ids = [m for ids in store.current_ids_by_kind().values() for m in ids]
+        times = []
+        for mid in sorted(ids):
+            t0 = time.perf_counter()
+            record(store, scan(store, [mid]))
+            times.append(time.perf_counter() - t0)
+        found = store.contradictions.query(None)
+        by_type: dict[str, int] = {}
+        listed = []
+        for c in found:
+            kind = (c.reason or "?").split(":", 1)[0]
+            by_type[kind] = by_type.get(kind, 0) + 1
+        for c in found[:sample]:
+            a, b = store.get(c.memory_a), store.get(c.memory_b)
+            listed.append(
+                {
+                    "reason": c.reason,
+                    "a": f"[{a.kind.value} {a.source}] {a.text[:140]}",
+                    "b": f"[{b.kind.value} {b.source}] {b.text[:140]}",
+                }
+            )
+        memories = store.stats().to_dict()
+        store.close()
+    return {
+        "store": name,
+        "root": str(root),
+        "sources": sources,
+        "memories": memories.get("memories"),
+        "current": len(ids),
+        "byKind": memories.get("by_kind"),
+        "remembered": remembered,
+        "opened": len(found),
+        "openedByType": by_type,
+        "scanPerMemory": summarize_ms(times),
+        "sample": listed,
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--embedder", default="real", choices=("real", "hashing"))
+    ap.add_argument("--no-stores", action="store_true", help="only the labelled pairs")
+    ap.add_argument("--sample", type=int, default=12)
+    ap.add_argument("--devset-ws", type=Path, default=CACHE_DIR / "devset-ws")
+    args = ap.parse_args(argv)
+    m = machine()
+    log(machine_line(m))
+    result: dict[str, Any] = {"embedder": args.embedder, "labelled": labelled(args.embedder)}
+    for split in ("tune", "heldout", "all"):
+        s = result["labelled"][split]
+        log(
+            f"{split:8} pairs {s['pairs']:3}  recall {s['recall']}  precision {s['precision']}  "
+            f"(tp {s['tp']} fp {s['fp']} fn {s['fn']} tn {s['tn']})"
+        )
+    log(f"opened across pairs (unlabelled): {result['labelled']['acrossPairs']['count']}")
+    log(f"scan per memory: {result['labelled']['scanPerMemory']}")
+    # only the tuning half is printed: the held-out half is for reporting (the JSON has all)
+    for miss in result["labelled"]["tune"]["missed"]:
+        log(f"  missed #{miss['id']} ({miss['type']}): {miss['a'][:60]!r} / {miss['b'][:60]!r}")
+    for alarm in result["labelled"]["tune"]["falseAlarms"]:
+        log(f"  false alarm #{alarm['id']} ({alarm['type']}): {alarm['reason'][:150]}")
+    if not args.no_stores:
+        stores: list[tuple[str, Path, list[str], list[str] | None]] = []
+        if (args.devset_ws / ".git").is_dir():
+            stores.append(("devset", args.devset_ws, ["all"], None))
+        else:
+            log(f"no dev-set workspace at {args.devset_ws}: run bench.bench_devset once")
+        stores.append(("this-repo", THIS_REPO, ["git", "adr", "rules"], None))
+        if ADR_DATA.is_dir():
+            for folder in sorted(p for p in ADR_DATA.iterdir() if p.is_dir()):
+                stores.append((f"adr-{folder.name}", folder, ["adr"], [str(folder)]))
+        result["stores"] = []
+        for name, root, sources, paths in stores:
+            r = whole_store(name, root, sources, args.embedder, args.sample, paths)
+            result["stores"].append(r)
+            log(f"{name}: {r['opened']} contradictions opened over {r['current']} memories")
+            for s in r["sample"]:
+                log(f"  {s['reason'][:160]}\n    a: {s['a'][:120]!r}\n    b: {s['b'][:120]!r}")
+    result["machine"] = m
+    path = write_result("contradictions", result)
+    log(f"wrote {path}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,887 @@
+"""The contradiction scanner: local, deterministic, no LLM.
+
+``scan(store, ids)`` compares each memory with its nearest neighbours (keyword and vector) of
+related kinds (decision, convention, fact, solution, preference, workflow, pattern; a commit or
+other short episode only against those) and answers the pairs that disagree, each with a type
+and a reason quoting both sides; ``record(store, conflicts)`` opens them (never twice for one
+pair, whatever the first one's status). The types:
+
+- **superseded** / **amended**: a record names another's number after supersedes / amends
+  ("supersedes ADR 3", "superseded by [ADR #0033]", within one folder of records); "in part",
+  "partly", "amends" or a "partly superseded" status make it *partial*: the two are linked
+  (EVOLVED_INTO) and the older stays valid;
+- **value**: the same key or setting with another value (``timeout = 30`` / ``timeout = 60``,
+  "port 8080" / "port 9090", "3 workers" / "5 workers", a table row ``|Staging|10.2.0.0/16|`` /
+  ``|Staging|10.12.0.0/16|``), the rest of the two statements about the same thing;
+- **preference**: "X over Y" against "Y over X" (also instead of, rather than, replace … with,
+  switch from … to, "X, not Y");
+- **changed**: one says what the other states stopped holding ("no longer", "instead of",
+  "replaced", "reverted", "stopped using", "removed", "X is no longer used"); the side that
+  reports the change is the newer (a rule read today may be older than the commit);
+- **polarity**: one says do, the other do not, about the same thing (always/never, use/don't
+  use, an opposite word such as on/off or ignores/respects); "don't … without …" is a do, and
+  a negation inside an if/when condition states nothing.
+
+Two decision records are compared only on what they decide (their Decision part), through
+their links, values, reversed choices, and what one drops that the other's title names: their
+prose discusses options and earlier records. A clause of more than :data:`MAX_CLAUSE_WORDS`
+words (a file tree) is no statement.
+
+Pairs never compared: a memory and its own source (DERIVED_FROM), two versions of one source
+(one supersedes the other, or the same source id), a conversation's own summary, two episodes,
+memories already in a contradiction.
+
+An optional ``judge(text_a, text_b) -> Verdict | None`` (an LLM, when one is configured) has
+the last word on every candidate pair it answers; None (or an error) leaves the local rules to
+decide.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import Protocol
+
+from storage.conflict_pairs import (
+    decisions_numbered,
+    ids_after,
+    lineage,
+    max_memory_id,
+    recorded_pairs,
+)
+from storage.errors import StoreError
+from storage.models import EdgeType, Kind, Memory
+from storage.repository import MemoryFilter, MemoryStore
+from storage.search import search
+from storage.text import STOPWORDS
+
+RELATED_KINDS: tuple[Kind, ...] = (
+    Kind.DECISION,
+    Kind.CONVENTION,
+    Kind.FACT,
+    Kind.SOLUTION,
+    Kind.PREFERENCE,
+    Kind.WORKFLOW,
+    Kind.PATTERN,
+)
+"""Kinds that state how things are or should be: they can contradict each other."""
+CHANGE_KINDS: tuple[Kind, ...] = (Kind.EPISODE,)
+"""Kinds that report a change (a commit, a message): they can contradict a related memory
+but are not compared with each other."""
+NEIGHBOURS = 8
+"""Nearest neighbours compared with each scanned memory."""
+MIN_SIMILARITY = 0.3
+"""Vector neighbours less similar than this are not compared."""
+MAX_EPISODE_CHARS = 2000
+"""An episode longer than this (a whole conversation) is not compared clause by clause."""
+MAX_CLAUSES = 120
+MAX_TEXT = 20_000
+"""Characters of a text that are read (a pasted log or file says no more past this)."""
+MAX_CLAUSE_WORDS = 60
+"""A clause longer than this many words is no single statement."""
+OVERLAP = 0.6
+"""Share of the shorter clause's content words the other must hold to be about the same."""
+CHANGE_OVERLAP = 0.5
+"""The same, when one side names what it stopped or chose against (a strong sign already)."""
+SHORT_CHARS = 600
+"""A text this short is about one thing: all of it counts as the subject of what it changes."""
+REASON_CHARS = 160
+
+TYPES = ("superseded", "amended", "value", "preference", "changed", "polarity")
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """What a judge (an LLM) says of two texts."""
+
+    conflict: bool
+    reason: str = ""
+    partial: bool = False
+    confidence: float = 0.7
+
+
+class Judge(Protocol):
+    def __call__(self, text_a: str, text_b: str) -> Verdict | None: ...
+
+
+@dataclass(frozen=True)
+class Conflict:
+    """Two memories that disagree: ``older`` was there first, ``newer`` changes it."""
+
+    older: int
+    newer: int
+    type: str
+    reason: str
+    confidence: float
+    partial: bool = False
+
+    @property
+    def pair(self) -> tuple[int, int]:
+        return (min(self.older, self.newer), max(self.older, self.newer))
+
+    def to_dict(self) -> dict[str, object]:
+        return {
+            "older": self.older,
+            "newer": self.newer,
+            "type": self.type,
+            "reason": self.reason,
+            "confidence": self.confidence,
+            "partial": self.partial,
+        }
+
+
+@dataclass(frozen=True)
+class Finding:
+    """What the local rules found in two texts (``first_newer``: the first text is the later
+    statement)."""
+
+    type: str
+    reason: str
+    confidence: float
+    partial: bool = False
+    first_newer: bool | None = None
+
+
+# ---------------------------------------------------------------------------- text analysis
+
+_WORDS = re.compile(r"[a-z0-9][a-z0-9_+#]*(?:[.-][a-z0-9_+#]+)*")
+_IRREGULAR = {
+    "using": "use",
+    "used": "use",
+    "uses": "use",
+    "applied": "apply",
+    "applies": "apply",
+    "ran": "run",
+    "running": "run",
+    "runs": "run",
+    "written": "write",
+    "wrote": "write",
+    "writing": "write",
+    "chosen": "choose",
+    "chose": "choose",
+    "made": "make",
+    "kept": "keep",
+}
+_SUFFIXES = ("ations", "ation", "ings", "ing", "ions", "ion", "ed", "es", "s")
+_POLAR_WORDS = frozenset(
+    (
+        "always never not no n't don't dont do does doesn't isn't aren't won't can't cannot "
+        "must mustn't should shouldn't shall please ensure sure make avoid prefer preferred "
+        "instead rather over than longer stop stopped anymore any more also only just all "
+        "every each use can need needs could would may might via per etc e.g i.e s t now "
+        "one two new"
+    ).split()
+)
+_STOP = STOPWORDS | _POLAR_WORDS
+_NEGATION = re.compile(
+    r"\b(?:never|not|no|nothing|none|nobody|without|avoid(?:ed|s)?|"
+    r"disable[ds]?|forbid(?:den|s)?|prohibit(?:ed|s)?|stop(?:ped|s)?\s+using)\b|n't\b",
+    re.I,
+)
+_CONDITION = re.compile(r"\b(?:if|unless|whether|until|once|when|whenever)\b[^,;]*", re.I)
+_TURNS = re.compile(r"\b(?:without|unless|until|except)\b", re.I)
+_CLAUSE_SPLIT = re.compile(
+    r"(?<=[.!?])\s+(?=[A-Z`\"'(*\[])|\n\s*\n|\n(?=\s*(?:[-*+]\s|\d{1,3}[.)]\s|\||#))|(?<=[.!?:])\n"
+    r"|;\s+|(?<=\w):\s+(?=[A-Za-z])|\s+but\s+|\s+however,?\s+"
+)
+"""Clause boundaries: sentences, paragraphs, list items, table rows, semicolons, "but"; a line
+wrapped inside a sentence is not one."""
+_CHANGED = re.compile(
+    r"\b(?:modified|changed|updated|moved|switched|migrated|renamed|rewritten|reworked)\b", re.I
+)
+_PREPOSITIONS = frozenset(
+    "in from for of on at to with by into onto via about across through within".split()
+)
+_VERSION_OR_DATE = re.compile(r"^\d{4}-\d{2}(?:-\d{2})?$|^\d{1,2}:\d{2}")
+
+
+def _stem(word: str) -> str:
+    w = _IRREGULAR.get(word)
+    if w is not None:
+        return w
+    if word.endswith("ied") and len(word) > 4:
+        return word[:-3] + "y"
+    if word.endswith("ies") and len(word) > 4:
+        return word[:-3] + "y"
+    for suf in _SUFFIXES:
+        if word.endswith(suf) and len(word) - len(suf) >= 3 and not word.endswith("ss"):
+            word = word[: -len(suf)]
+            break
+    if word.endswith("e") and len(word) >= 4:  # name, named → nam; cache, cached → cach
+        word = word[:-1]
+    if word.endswith("at") and len(word) > 7:  # consolidate, consolidation → consolid
+        word = word[:-2]
+    return word
+
+
+def content_words(text: str) -> frozenset[str]:
+    """The stemmed content words of ``text`` (stop, polarity and filler words left out)."""
+    out = set()
+    for raw in _WORDS.findall(text.lower().replace("’", "'")):
+        raw = raw.strip(".-")
+        parts = re.split(r"[.-]", raw) if re.search(r"\w[.-]\w", raw) else []
+        for w in (raw, *parts):
+            if w and w not in _STOP and len(w) >= 2 and not w.isdigit():
+                out.add(_stem(w))
+    return frozenset(out)
+
+
+def _same_subject(a: frozenset[str], b: frozenset[str], *, need: int = 2) -> float:
+    """How much two clauses are about the same thing: the shared share of the shorter one
+    (0 when fewer than ``need`` words are shared)."""
+    if not a or not b:
+        return 0.0
+    shared = len(a & b)
+    if shared < need:
+        return 0.0
+    return shared / min(len(a), len(b))
+
+
+def _clip(text: str, n: int = REASON_CHARS) -> str:
+    text = " ".join(text.split()).strip(" -*#>|")
+    return text if len(text) <= n else text[: n - 1].rstrip() + "…"
+
+
+@dataclass(frozen=True)
+class _Clause:
+    text: str
+    words: frozenset[str]
+    negative: bool
+    changes: bool = False  # it reports a change (removed, replaced, dropped…)
+    target: frozenset[str] = frozenset()  # what a negative clause says no to (first words)
+
+
+@dataclass(frozen=True)
+class _Choice:
+    """``winner`` is chosen over ``loser`` (words of each side; ``negated``: the loser is a
+    negative statement, "instead of 'not available'")."""
+
+    winner: frozenset[str]
+    loser: frozenset[str]
+    text: str
+    negated: bool = False
+
+
+@dataclass(frozen=True)
+class _Value:
+    key: str
+    value: str
+    context: frozenset[str]
+    text: str
+
+
+@dataclass(frozen=True)
+class _Ref:
+    number: int
+    by: bool  # "superseded by N": the other record is the newer one
+    partial: bool
+    text: str
+
+
+@dataclass
+class _Analysis:
+    clauses: list[_Clause] = field(default_factory=list)
+    choices: list[_Choice] = field(default_factory=list)
+    changes: list[_Choice] = field(default_factory=list)  # loser only: what stopped holding
+    values: list[_Value] = field(default_factory=list)
+    refs: list[_Ref] = field(default_factory=list)
+    number: int | None = None
+    partly_superseded: bool = False
+
+
+_CHOICE_PATTERNS = (
+    # winner over loser
+    re.compile(
+        r"(?P<w>[^,;:()]{0,60}?)\s*\b(?:over|instead\s+of|rather\s+than|in\s+place\s+of)\s+"
+        r"(?P<l>[^,;:.()]{2,60})",
+        re.I,
+    ),
+    re.compile(r"\bprefer(?:red|s)?\s+(?P<w>[^,;:.()]{2,60}?)\s+to\s+(?P<l>[^,;:.()]{2,60})", re.I),
+    re.compile(
+        r"\breplac(?:e|ed|es|ing)\s+(?P<l>[^,;:.()]{2,60}?)\s+(?:with|by)\s+(?P<w>[^,;:.()]{2,60})",
+        re.I,
+    ),
+    re.compile(
+        r"\b(?:switch(?:ed|es|ing)?|migrat(?:e|ed|es|ing)|mov(?:e|ed|es|ing)|chang(?:e|ed|es|ing)"
+        r"|went|go(?:es|ne)?)\s+from\s+(?P<l>[^,;:.()]{2,60}?)\s+to\s+(?P<w>[^,;:.()]{2,60})",
+        re.I,
+    ),
+    re.compile(r"(?P<w>[^,;:()]{2,60}?),\s+(?:not|never)\s+(?P<l>[^,;:.()]{2,60})", re.I),
+)
+_IN_FAVOUR = re.compile(
+    r"(?P<l>[^,;:()]{2,60}?)\s+(?:(?:was|is|were|are|got|has\s+been)\s+)?"
+    r"(?:dropped|removed|deprecated|abandoned|replaced)\s+in\s+favou?r\s+of\s+(?P<w>[^,;:.()]{2,60})",
+    re.I,
+)
+_CHANGE_PATTERNS = (
+    re.compile(
+        r"(?P<l>[^,;:.()]{2,60}?)\s+(?:is|are|was|were|has\s+been|have\s+been)\s+"
+        r"(?:no\s+longer|not\s+(?:used|needed|required|supported)\s+any\s*more)\b",
+        re.I,
+    ),
+    re.compile(
+        r"\b(?:no\s+longer|not\s+any\s*more)\s+(?P<l>[^,;:.()]{2,80})",
+        re.I,
+    ),
+    re.compile(
+        r"\b(?:stop(?:ped|s)?|quit)\s+(?:using|use|calling|running|applying)\s+"
+        r"(?P<l>[^,;:.()]{2,60})",
+        re.I,
+    ),
+    re.compile(
+        r"\b(?:revert(?:ed|s)?|remov(?:e|ed|es)|drop(?:ped|s)?|deprecat(?:e|ed|es)|"
+        r"abandon(?:ed|s)?|rip(?:ped)?\s+out|get\s+rid\s+of|got\s+rid\s+of)\s+"
+        r"(?:the\s+|a\s+|an\s+|our\s+)?(?P<l>[^,;:.()]{2,60})",
+        re.I,
+    ),
+    re.compile(
+        r"(?P<l>[^,;:.()]{2,60}?)\s+(?:was|is|were|are|has\s+been|have\s+been)\s+"
+        r"(?:removed|dropped|reverted|deprecated|abandoned|replaced|retired)\b",
+        re.I,
+    ),
+)
+_ASSIGN = re.compile(
+    r"(?<![\w.])(?P<k>[A-Za-z_][\w.-]{1,60}?)\s*(?P<op>=|:=|==|:)\s*[\"'`]?(?P<v>[\w.:/%+-]{1,60})"
+)
+_NUMBERED = re.compile(
+    r"\b(?P<k>[A-Za-z][\w-]{1,40})\s+(?:(?:is|of|to|at|=|set\s+to|to\s+be)\s+)?"
+    r"(?P<v>\d[\d.,:/%]*(?:[a-z]{1,3}\b)?)",
+    re.I,
+)
+_COUNTED = re.compile(r"(?<![\w.])(?P<v>\d[\d,]*)\s+(?P<k>[a-z][a-z-]{2,30})\b", re.I)
+_ROW = re.compile(r"^\s*\|\s*(?P<k>[^|]{1,60}?)\s*\|(?:[^|]*\|)*?\s*(?P<v>[^|]{1,60}?)\s*\|\s*$")
+_REF = re.compile(
+    r"(?P<part>\b(?:in\s+part|partly|partially)\s+)?"
+    r"(?P<verb>supersed(?:es|ed|ing)|amend(?:s|ed|ing)?|replac(?:es|ed))"
+    r"(?P<by>\s+(?:in\s+part\s+)?by)?\s+"
+    r"(?:\[\s*)?(?:(?:adr|decision|record|rfc)\s*[#-]?\s*|#)?0*(?P<n>\d{1,4})\b",
+    re.I,
+)
+_TITLE_NUMBER = re.compile(r"^\s*(?:ADR|Decision|RFC)[\s#-]*0*(\d{1,4})\s*[:.]", re.I)
+_PARTLY_STATUS = re.compile(r"^\s*Status:\s*(?:partly|partially|in part)\s+super", re.I | re.M)
+_COMMON_KEYS = frozenset(
+    "status date deciders context decision consequences http https note step version v".split()
+)
+
+
+_DECISION_PART = re.compile(
+    r"^(?:Decision|Chosen option):?\s*(?P<d>.*?)(?=^(?:Options considered|Consequences|Context"
+    r"|Deciders|Status):|\Z)",
+    re.M | re.S,
+)
+
+
+def decision_part(text: str) -> str:
+    """What a decision record decides (its Decision and chosen option), or all of it."""
+    found = [m.group(0) for m in _DECISION_PART.finditer(text)]
+    return "\n".join(found) if found else text
+
+
+def _last_words(text: str, n: int = 4) -> frozenset[str]:
+    words = [w for w in _WORDS.findall(text.lower()) if w not in _STOP]
+    return frozenset(_stem(w) for w in words[-n:])
+
+
+def _first_words(text: str, n: int = 4) -> frozenset[str]:
+    """The head of a phrase: its first content words, up to a preposition ("the `self`
+    parameter from methods in cleanup.py" → self, parameter)."""
+    words = []
+    for w in _WORDS.findall(text.lower()):
+        if w in _PREPOSITIONS and words:
+            break
+        if w not in _STOP:
+            words.append(_stem(w))
+    return frozenset(words[:n])
+
+
+def _clauses(text: str) -> list[str]:
+    """The statements of ``text``; a piece with more words than a statement has (a file
+    tree, a list of keywords run together) is none."""
+    out = []
+    for piece in _CLAUSE_SPLIT.split(text):
+        piece = piece.strip(" \t-*>#")
+        if len(piece) >= 4 and len(piece.split()) <= MAX_CLAUSE_WORDS:
+            out.append(piece)
+        if len(out) >= MAX_CLAUSES:
+            break
+    return out
+
+
+def _values_of(clause: str, words: frozenset[str]) -> list[_Value]:
+    out: list[_Value] = []
+    row = _ROW.match(clause)
+    if row and not set(row.group("v")) <= set("-: "):
+        k = row.group("k").strip().lower()
+        v = row.group("v").strip().lower()
+        if k and v and k != v and not set(k) <= set("-: "):
+            out.append(_Value(k, v, frozenset(), clause))
+        return out
+    for pattern in (_ASSIGN, _NUMBERED, _COUNTED):
+        for m in pattern.finditer(clause):
+            k = m.group("k").lower().strip(".-")
+            if pattern is _COUNTED:
+                k = _stem(k)
+            v = m.group("v").lower().rstrip(".,:")
+            if not v or k in _STOP or k in _COMMON_KEYS or _VERSION_OR_DATE.match(v):
+                continue
+            if pattern is not _ASSIGN and not re.match(r"\d", v):
+                continue
+            if (
+                pattern is _ASSIGN
+                and m.group("op") == ":"
+                and not (re.match(r"\d", v) or re.search(r"[_.]", k))
+            ):
+                continue  # "Status: accepted", "Chosen option: X" are prose, not settings
+            if k.isdigit() or len(k) < 2:
+                continue
+            out.append(_Value(k, v, words - {_stem(k)}, clause))
+    return out
+
+
+@lru_cache(maxsize=2048)
+def analyse(text: str) -> _Analysis:
+    """The clauses, choices, changes, values and record references of ``text``."""
+    a = _Analysis()
+    head = _TITLE_NUMBER.match(text)
+    if head:
+        a.number = int(head.group(1))
+    a.partly_superseded = bool(_PARTLY_STATUS.search(text))
+    for m in _REF.finditer(text):
+        partial = bool(m.group("part")) or m.group("verb").lower().startswith("amend")
+        a.refs.append(_Ref(int(m.group("n")), bool(m.group("by")), partial, _clip(m.group(0))))
+    for clause in _clauses(text):
+        words = content_words(clause)
+        stated = _CONDITION.sub(" ", clause)
+        first = _NEGATION.search(stated)
+        negative = bool(first) and not _TURNS.search(stated, first.end() if first else 0)
+        stripped = clause
+        for pattern in (*_CHOICE_PATTERNS, _IN_FAVOUR):
+            for m in pattern.finditer(clause):
+                w, loser = _last_words(m.group("w")), _first_words(m.group("l"))
+                if loser and not (w & loser):
+                    negated = bool(re.match(r"\W*(?:not|no|never)\b", m.group("l"), re.I))
+                    a.choices.append(_Choice(w, loser, clause, negated))
+                    stripped = stripped.replace(m.group("l"), " ")
+                    if pattern is _CHOICE_PATTERNS[4]:
+                        negative = False  # "X, not Y" says X
+        changes = len(a.changes)
+        for pattern in _CHANGE_PATTERNS:
+            for m in pattern.finditer(clause):
+                loser = _first_words(m.group("l"))
+                if loser:
+                    a.changes.append(_Choice(frozenset(), loser, clause))
+        a.values += _values_of(clause, words)
+        a.clauses.append(
+            _Clause(
+                clause,
+                content_words(stripped) or words,
+                negative,
+                len(a.changes) > changes or bool(_CHANGED.search(clause)),
+                _first_words(stated[first.end() :], 3) if negative and first else frozenset(),
+            )
+        )
+    return a
+
+
+# ---------------------------------------------------------------------------- the detectors
+
+
+def _number(m: Memory, a: _Analysis) -> int | None:
+    n = m.metadata.get("number")
+    return n if isinstance(n, int) and not isinstance(n, bool) else a.number
+
+
+def _record_folder(m: Memory) -> str | None:
+    """The folder of a decision record read from a file (None for any other memory)."""
+    if m.source != "adr" or not m.source_id:
+        return None
+    return m.source_id.rsplit("/", 1)[0] if "/" in m.source_id else ""
+
+
+def _ref_finding(x: Memory, ax: _Analysis, y: Memory, ay: _Analysis) -> Finding | None:
+    """One record names the other's number after supersedes / amends (or "… by")."""
+    fx, fy = _record_folder(x), _record_folder(y)
+    if fx is not None and fy is not None and fx != fy:
+        return None  # two folders of records number their records each on their own
+    for holder, ah, other, ao, holder_is_x in ((x, ax, y, ay, True), (y, ay, x, ax, False)):
+        wanted = _number(other, ao)
+        if wanted is None or wanted == _number(holder, ah):
+            continue
+        for r in ah.refs:
+            if r.number != wanted:
+                continue
+            holder_newer = not r.by
+            older = ah if not holder_newer else ao
+            partial = r.partial or older.partly_superseded
+            newer_n, older_n = (
+                (_number(holder, ah), wanted) if holder_newer else (wanted, _number(holder, ah))
+            )
+            word = "partly supersedes" if partial else "supersedes"
+            return Finding(
+                "amended" if partial else "superseded",
+                f"record {newer_n} {word} record {older_n}: “{r.text}”",
+                0.95,
+                partial,
+                holder_newer if holder_is_x else not holder_newer,
+            )
+    return None
+
+
+def _value_finding(ax: _Analysis, ay: _Analysis) -> Finding | None:
+    for vx in ax.values:
+        for vy in ay.values:
+            if vx.key != vy.key or vx.value == vy.value:
+                continue
+            specific = bool(re.search(r"[_.]", vx.key)) or (not vx.context and not vy.context)
+            if not specific:
+                shared = vx.context & vy.context
+                union = vx.context | vy.context
+                if not shared or len(shared) / max(1, len(union)) < 0.34:
+                    continue
+            return Finding(
+                "value",
+                f"{vx.key}: {vx.value} vs {vy.value} — “{_clip(vx.text)}” / “{_clip(vy.text)}”",
+                0.85,
+            )
+    return None
+
+
+def _choice_finding(ax: _Analysis, ay: _Analysis) -> Finding | None:
+    for cx in ax.choices:
+        for cy in ay.choices:
+            if cx.winner & cy.loser and cx.loser & cy.winner:
+                return Finding(
+                    "preference",
+                    f"opposite choices — “{_clip(cx.text)}” / “{_clip(cy.text)}”",
+                    0.85,
+                )
+    return None
+
+
+def _change_finding(
+    x: Memory, ax: _Analysis, y: Memory, ay: _Analysis, *, titled: bool = False
+) -> Finding | None:
+    """One says something stopped holding (or chose something instead of it) that the other
+    states or asks for. ``titled``: what stopped must be named in the other's title (two
+    decision records, whose prose discusses much more than what they decide)."""
+    # whichever was written first: a rule read today may be older than the commit that
+    # changed what it says, so the side that reports the change counts as the newer one
+    for first_newer, (an, ao) in ((True, (ax, ay)), (False, (ay, ax))):
+        newer, older = (x, y) if first_newer else (y, x)
+        title = content_words(older.text.split("\n", 1)[0]) if titled else None
+        # a record's own title says what its clauses are about
+        own = content_words(newer.text.split("\n", 1)[0]) if titled else frozenset()
+        losers = [*an.changes, *an.choices]
+        # a short statement (a commit, a rule) is about one thing: all of it is the subject
+        whole = content_words(newer.text) if len(newer.text) <= SHORT_CHARS else None
+        for choice in losers:
+            loser, said = choice.loser, choice.text
+            said_words = whole if whole is not None else content_words(said) | own
+            # a whole short text shares words with much: three of them make one subject
+            need = 3 if whole is not None else 2
+            if title is not None and not (loser & title):
+                continue
+            for clause in ao.clauses:
+                if clause.negative != choice.negated or not (loser & clause.words):
+                    continue
+                if clause.changes:  # it reports a change itself: not a statement of the state
+                    continue
+                if _same_subject(said_words, clause.words, need=need) < CHANGE_OVERLAP:
+                    continue
+                return Finding(
+                    "changed",
+                    f"later: “{_clip(said)}” — earlier: “{_clip(clause.text)}”",
+                    0.75,
+                    first_newer=first_newer,
+                )
+    return None
+
+
+_ANTONYMS: tuple[tuple[str, str], ...] = (
+    ("ignor", "respect"),
+    ("enabl", "disabl"),
+    ("on", "off"),
+    ("allow", "deny"),
+    ("allow", "forbid"),
+    ("includ", "exclud"),
+    ("sync", "async"),
+    ("synchronous", "asynchronous"),
+    ("lazy", "eager"),
+    ("lazily", "eagerly"),
+    ("public", "privat"),
+    ("requir", "optional"),
+    ("mandatory", "optional"),
+    ("accept", "reject"),
+    ("open", "clos"),
+    ("befor", "after"),
+    ("local", "remot"),
+    ("insid", "outsid"),
+    ("singl", "multipl"),
+    ("stdout", "stderr"),
+    ("upper", "lower"),
+    ("min", "max"),
+    ("minimum", "maximum"),
+    ("blocking", "non-blocking"),
+    ("mutabl", "immutabl"),
+    ("explicit", "implicit"),
+    ("strict", "lenient"),
+    ("sequential", "parallel"),
+)
+_OPPOSITE: dict[str, frozenset[str]] = {}
+for _a, _b in _ANTONYMS:
+    _OPPOSITE[_a] = _OPPOSITE.get(_a, frozenset()) | {_b}
+    _OPPOSITE[_b] = _OPPOSITE.get(_b, frozenset()) | {_a}
+
+
+def _antonym_finding(ax: _Analysis, ay: _Analysis) -> Finding | None:
+    """The same statement with one word turned into its opposite (on/off, ignores/respects)."""
+    for cx in ax.clauses:
+        opposed = {(w, o) for w in cx.words for o in _OPPOSITE.get(w, ()) if o not in cx.words}
+        if not opposed:
+            continue
+        for cy in ay.clauses:
+            hit = next(((w, o) for w, o in opposed if o in cy.words and w not in cy.words), None)
+            if hit is None or cx.negative != cy.negative:
+                continue
+            rest_x, rest_y = cx.words - set(hit), cy.words - set(hit)
+            # an opposite word is a strong sign: three shared words are subject enough
+            if _same_subject(rest_x, rest_y) < CHANGE_OVERLAP and len(rest_x & rest_y) < 3:
+                continue
+            return Finding(
+                "polarity",
+                f"{hit[0]} against {hit[1]} — “{_clip(cx.text)}” / “{_clip(cy.text)}”",
+                0.7,
+            )
+    return None
+
+
+def _polarity_finding(ax: _Analysis, ay: _Analysis) -> Finding | None:
+    for an, ao in ((ax, ay), (ay, ax)):
+        for choice in an.choices:
+            said = content_words(choice.text)
+            for clause in ao.clauses:
+                if clause.negative or not (choice.loser & clause.words):
+                    continue
+                if _same_subject(said, clause.words) < CHANGE_OVERLAP:
+                    continue
+                return Finding(
+                    "polarity",
+                    f"one says not — “{_clip(choice.text)}” — the other says so — "
+                    f"“{_clip(clause.text)}”",
+                    0.7,
+                )
+    for cx in ax.clauses:
+        for cy in ay.clauses:
+            if cx.negative == cy.negative:
+                continue
+            if _same_subject(cx.words, cy.words) < OVERLAP:
+                continue
+            neg, pos = (cx, cy) if cx.negative else (cy, cx)
+            if neg.target and not (neg.target & pos.words):
+                continue  # "avoid blocking calls in async methods" says nothing against async
+            return Finding(
+                "polarity",
+                f"one says not — “{_clip(neg.text)}” — the other says so — “{_clip(pos.text)}”",
+                0.7,
+            )
+    return None
+
+
+def detect(x: Memory, y: Memory) -> Finding | None:
+    """Whether two memories disagree, and why (local rules only)."""
+    if not x.text.strip() or not y.text.strip():
+        return None
+    ax, ay = analyse(x.text[:MAX_TEXT]), analyse(y.text[:MAX_TEXT])
+    found = _ref_finding(x, ax, y, ay)
+    if found is not None:
+        return found
+    if x.kind is Kind.DECISION and y.kind is Kind.DECISION:
+        # two records: what they decide, not the options, context and consequences they
+        # discuss (which quote earlier records and what was rejected); no bare polarity
+        dx = analyse(decision_part(x.text[:MAX_TEXT]))
+        dy = analyse(decision_part(y.text[:MAX_TEXT]))
+        return (
+            _value_finding(dx, dy)
+            or _choice_finding(dx, dy)
+            or _change_finding(x, dx, y, dy, titled=True)
+        )
+    return (
+        _value_finding(ax, ay)
+        or _choice_finding(ax, ay)
+        or _change_finding(x, ax, y, ay)
+        or _polarity_finding(ax, ay)
+        or _antonym_finding(ax, ay)
+    )
+
+
+# ---------------------------------------------------------------------------- the scan
+
+
+def _scannable(m: Memory) -> bool:
+    if m.archived or m.superseded_by is not None:
+        return False
+    if m.valid_to is not None and m.valid_to <= time.time():
+        return False
+    if m.kind in RELATED_KINDS:
+        return True
+    if m.kind in CHANGE_KINDS and m.source.startswith("chat:"):
+        return False  # a whole conversation's summary: its items are compared instead
+    return m.kind in CHANGE_KINDS and len(m.text) <= MAX_EPISODE_CHARS
+
+
+def _neighbours(store: MemoryStore, m: Memory, k: int) -> list[int]:
+    kinds = RELATED_KINDS if m.kind in CHANGE_KINDS else RELATED_KINDS + CHANGE_KINDS
+    filters = MemoryFilter(kinds=kinds, valid_at=time.time())
+    vector = store.embeddings.of([m.id]).get(m.id) if store.has_embedder else None
+    try:
+        hits = search(
+            store,
+            m.text[:2000],
+            filters=filters,
+            k=k + 1,
+            query_vector=vector,
+            min_similarity=MIN_SIMILARITY,
+        )
+    except StoreError:
+        return []
+    found = [h.memory.id for h in hits if h.memory.id != m.id]
+    numbers = [r.number for r in analyse(m.text[:MAX_TEXT]).refs]
+    for ids in decisions_numbered(store, numbers).values():
+        found += [i for i in ids if i != m.id and i not in found]
+    return found
+
+
+def _newer_first(x: Memory, y: Memory, finding: Finding) -> tuple[Memory, Memory]:
+    if finding.first_newer is not None:
+        return (x, y) if finding.first_newer else (y, x)
+    if (x.valid_from, x.id) >= (y.valid_from, y.id):
+        return x, y
+    return y, x
+
+
+def scan(
+    store: MemoryStore,
+    ids: Iterable[int],
+    *,
+    judge: Judge | None = None,
+    neighbours: int = NEIGHBOURS,
+) -> list[Conflict]:
+    """The conflicts between the memories ``ids`` and their neighbours that are not recorded
+    yet. Unknown, archived, superseded and unrelated memories are passed over."""
+    wanted = list(dict.fromkeys(int(i) for i in ids))
+    out: list[Conflict] = []
+    seen: set[tuple[int, int]] = set()
+    # a commit or a message can only contradict a related memory: none, nothing to look for
+    related = store.count(MemoryFilter(kinds=RELATED_KINDS, valid_at=time.time())) > 0
+    for m in store.get_many(wanted):
+        if not _scannable(m) or (m.kind in CHANGE_KINDS and not related):
+            continue
+        near = _neighbours(store, m, neighbours)
+        if not near:
+            continue
+        skip = lineage(store, [m.id, *near]) | recorded_pairs(store, [m.id])
+        others = {o.id: o for o in store.get_many(near)}
+        for oid in near:
+            o = others.get(oid)
+            pair = (min(m.id, oid), max(m.id, oid))
+            if o is None or pair in seen or pair in skip or not _scannable(o):
+                continue
+            seen.add(pair)
+            if m.kind in CHANGE_KINDS and o.kind in CHANGE_KINDS:
+                continue
+            if o.source == m.source and o.source_id is not None and o.source_id == m.source_id:
+                continue  # two versions of one source
+            conflict = _judge(m, o, judge) if judge is not None else None
+            if conflict is None:
+                finding = detect(m, o)
+                if finding is not None:
+                    newer, older = _newer_first(m, o, finding)
+                    conflict = Conflict(
+                        older.id,
+                        newer.id,
+                        finding.type,
+                        finding.reason,
+                        finding.confidence,
+                        finding.partial,
+                    )
+            if conflict is not None and conflict.type:
+                out.append(conflict)
+    return out
+
+
+def _judge(x: Memory, y: Memory, judge: Judge) -> Conflict | None:
+    """The judge's verdict as a conflict; None when it has none (the local rules decide).
+    A verdict of no conflict answers an empty-typed conflict the scan drops."""
+    try:
+        verdict = judge(x.text, y.text)
+    except Exception:  # an unreachable or confused judge leaves the local rules to decide
+        return None
+    if verdict is None:
+        return None
+    newer, older = (x, y) if (x.valid_from, x.id) >= (y.valid_from, y.id) else (y, x)
+    if not verdict.conflict:
+        return Conflict(older.id, newer.id, "", "", 0.0)
+    return Conflict(
+        older.id,
+        newer.id,
+        "amended" if verdict.partial else "judged",
+        verdict.reason or "judged contradictory",
+        max(0.0, min(1.0, verdict.confidence)),
+        verdict.partial,
+    )
+
+
+def record(store: MemoryStore, conflicts: Sequence[Conflict]) -> list[int]:
+    """Open a contradiction for each conflict (a pair already recorded is left as it is); a
+    partial supersession also links the older memory to the newer (EVOLVED_INTO) without
+    closing it. Answers the ids of the contradictions opened now."""
+    opened: list[int] = []
+    for c in conflicts:
+        if c.older == c.newer or store.contradictions.exists(c.older, c.newer):
+            continue
+        if not (store.exists(c.older) and store.exists(c.newer)):
+            continue
+        if c.partial:
+            store.graph.add(
+                c.older,
+                c.newer,
+                EdgeType.EVOLVED_INTO,
+                1.0,
+                {"by": "contradictions", "partial": True},
+            )
+        opened.append(
+            store.contradictions.add(
+                c.older, c.newer, reason=f"{c.type}: {c.reason}", confidence=c.confidence
+            )
+        )
+    return opened
+
+
+def scan_and_record(
+    store: MemoryStore, ids: Iterable[int], *, judge: Judge | None = None
+) -> list[int]:
+    """:func:`scan` then :func:`record`: what every write path calls."""
+    return record(store, scan(store, ids, judge=judge))
+
+
+SCAN_STATE = "contradictions"
+"""Cursor source holding the last memory id consolidation scanned through."""
+MAX_SCAN = 2000
+"""Memories one consolidation scans at most (the next run goes on from there)."""
+
+
+def pending_scan(store: MemoryStore) -> tuple[list[int], int]:
+    """The memories consolidation scans next (added since its last run, at most
+    :data:`MAX_SCAN`) and the id it will have scanned through."""
+    after = int(store.cursors.get(SCAN_STATE).get("scanned_through", "0") or 0)
+    todo = ids_after(store, after)
+    through = todo[MAX_SCAN - 1] if len(todo) > MAX_SCAN else max_memory_id(store)
+    return todo[:MAX_SCAN], through
+
+
+def mark_scanned(store: MemoryStore, through: int) -> None:
+    """Remember that consolidation scanned every memory up to id ``through``."""
+    store.cursors.set(SCAN_STATE, {"scanned_through": str(through)})

@@ -1,0 +1,502 @@
+"""The local contradiction scanner: each kind of conflict, look-alikes left alone, partial
+supersession linked without closing, pairs never opened twice, bad input, and the scan that
+runs on ingestion (a rule file against a later commit in a real git repository)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from predictive import consolidate, ingest
+from predictive.contradictions import (
+    Conflict,
+    Verdict,
+    detect,
+    pending_scan,
+    record,
+    scan,
+    scan_and_record,
+)
+from storage import Kind, MemoryStore, NewMemory
+from storage.models import ContradictionStatus, EdgeType
+from storage.sources.adr import find_records
+from storage.sources.records import SkipLog
+from tests.project_fixtures import make_git_repo, write_files
+
+DAY = 86400.0
+T0 = 1_700_000_000.0
+
+
+@pytest.fixture
+def put(store: MemoryStore) -> Callable[..., int]:
+    """``put(text, kind, day)`` → id of a memory written ``day`` days after T0."""
+
+    def _put(text: str, kind: Kind = Kind.CONVENTION, day: float = 0, **kw: object) -> int:
+        at = T0 + day * DAY
+        return store.add(
+            NewMemory(text=text, kind=kind, created_at=at, valid_from=at, **kw)  # type: ignore[arg-type]
+        ).id
+
+    return _put
+
+
+def _pair(store: MemoryStore, a: int, b: int) -> list[Conflict]:
+    return [c for c in scan(store, [a, b]) if c.pair == (min(a, b), max(a, b))]
+
+
+# ---------------------------------------------------------------- each conflict type
+
+
+@pytest.mark.parametrize(
+    ("earlier", "later", "kind", "expected"),
+    [
+        (
+            "Always squash commits before merging.",
+            "Never squash commits before merging.",
+            Kind.CONVENTION,
+            "polarity",
+        ),
+        (
+            "Use loguru for logging in the CLI.",
+            "Don't use loguru for logging in the CLI.",
+            Kind.CONVENTION,
+            "polarity",
+        ),
+        ("request_timeout = 30", "request_timeout = 60", Kind.FACT, "value"),
+        (
+            "The API server listens on port 8080.",
+            "The API server listens on port 9090.",
+            Kind.FACT,
+            "value",
+        ),
+        (
+            "Prefer pytest over unittest for new tests.",
+            "Prefer unittest over pytest for new tests.",
+            Kind.CONVENTION,
+            "preference",
+        ),
+        (
+            "Use Selenium for browser automation in the scraper engines.",
+            "Replace Selenium with Playwright for browser automation in the scraper engines",
+            Kind.EPISODE,
+            "changed",
+        ),
+        (
+            "The keyword index scores the whole table when every word is common.",
+            "keyword search: when every word is common, AND them instead of scoring the "
+            "whole table",
+            Kind.EPISODE,
+            "changed",
+        ),
+    ],
+)
+def test_each_type_of_conflict_is_found_with_both_sides_quoted(
+    store: MemoryStore,
+    put: Callable[..., int],
+    earlier: str,
+    later: str,
+    kind: Kind,
+    expected: str,
+) -> None:
+    old = put(earlier, Kind.CONVENTION if kind is Kind.EPISODE else kind, 0)
+    new = put(later, kind, 1)
+    found = _pair(store, old, new)
+    assert [c.type for c in found] == [expected]
+    c = found[0]
+    assert (c.older, c.newer) == (old, new)
+    assert not c.partial
+    # the reason quotes both sides (the ends of each text, where the two differ)
+    assert earlier.rstrip(".")[-10:] in c.reason, c.reason
+    assert later.rstrip(".")[-10:] in c.reason, c.reason
+
+
+def test_a_record_that_supersedes_another_by_number(
+    store: MemoryStore, put: Callable[..., int]
+) -> None:
+    old = put(
+        "ADR 4: DNS definitions\nStatus: accepted\n\nDecision: one private zone per stack.",
+        Kind.DECISION,
+        0,
+        metadata={"number": 4},
+    )
+    new = put(
+        "ADR 15: DNS infrastructure\nStatus: accepted\n\nDecision: Route53 zones per "
+        "stack. Supersedes ADR 4.",
+        Kind.DECISION,
+        5,
+        metadata={"number": 15},
+    )
+    (c,) = _pair(store, old, new)
+    assert (c.type, c.older, c.newer, c.partial) == ("superseded", old, new, False)
+    assert "record 15 supersedes record 4" in c.reason
+
+
+# ---------------------------------------------------------------- look-alikes
+
+
+@pytest.mark.parametrize(
+    ("a", "b"),
+    [
+        (
+            "Always run ruff check and ruff format before committing.",
+            "Don't commit without running ruff check and ruff format first.",
+        ),
+        ("http_timeout = 30", "db_timeout = 60"),
+        ("The API server listens on port 8080.", "PostgreSQL listens on port 5432."),
+        (
+            "When you edit TODO.md, lead in lines with empty checkboxes if things aren't done.",
+            "When you edit TODO.md, use filled checkboxes for things that are done.",
+        ),
+        (
+            "Prefer pytest over unittest for new tests.",
+            "Use pytest fixtures instead of setUp methods.",
+        ),
+        (
+            "Never install a package by a name this project does not own.",
+            "The installer takes only a wheel or checkout the user named, never a package name "
+            "from an index.",
+        ),
+        ("Uses `uv` for Python package management", "Quality tools: ruff, mypy, pytest"),
+    ],
+)
+def test_look_alikes_are_not_flagged(
+    store: MemoryStore, put: Callable[..., int], a: str, b: str
+) -> None:
+    x, y = put(a, Kind.CONVENTION, 0), put(b, Kind.CONVENTION, 1)
+    assert _pair(store, x, y) == []
+
+
+def test_release_series_commits_are_not_compared(
+    store: MemoryStore, put: Callable[..., int]
+) -> None:
+    x, y = put("release: 0.6.0", Kind.EPISODE, 0), put("release: 0.7.1", Kind.EPISODE, 1)
+    assert scan(store, [x, y]) == []
+
+
+# ---------------------------------------------------------------- partial supersession
+
+
+def test_partial_supersession_links_without_closing(
+    store: MemoryStore, put: Callable[..., int]
+) -> None:
+    old = put(
+        "ADR 3: Networking outline\nStatus: partly superseded\n\nDecision: one VPC per "
+        "environment.\n|Staging|10.2.0.0/16|",
+        Kind.DECISION,
+        0,
+        metadata={"number": 3},
+    )
+    new = put(
+        "ADR 33: IP ranges\nStatus: proposed\n\nContext: This ADR in part supersedes "
+        "[0003](0003-aws-networking-outline.md).\n\nDecision: |Staging|10.12.0.0/16|",
+        Kind.DECISION,
+        400,
+        metadata={"number": 33},
+    )
+    opened = scan_and_record(store, [new])
+    assert len(opened) == 1
+    (c,) = store.contradictions.query()
+    assert (c.memory_a, c.memory_b) == (old, new)
+    assert c.reason is not None and c.reason.startswith("amended:")
+    older = store.get(old)
+    assert older.superseded_by is None and older.valid_to is None and not older.archived
+    assert any(
+        e.type is EdgeType.EVOLVED_INTO and e.target_id == new for e in store.graph.edges(old)
+    )
+
+
+# ---------------------------------------------------------------- never twice, never lineage
+
+
+def test_a_pair_is_never_opened_twice_even_after_dismissal(
+    store: MemoryStore, put: Callable[..., int]
+) -> None:
+    a = put("Always squash commits before merging.", Kind.CONVENTION, 0)
+    b = put("Never squash commits before merging.", Kind.CONVENTION, 1)
+    assert len(scan_and_record(store, [a, b])) == 1
+    assert scan(store, [a, b]) == []
+    assert scan_and_record(store, [b]) == []
+    (c,) = store.contradictions.query()
+    store.contradictions.dismiss(c.id, "both fine")
+    assert scan_and_record(store, [a, b]) == []
+    assert len(store.contradictions.query(None)) == 1
+    # recording the same conflict by hand is a no-op too
+    conflict = Conflict(a, b, "polarity", "again", 0.7)
+    assert record(store, [conflict, conflict]) == []
+
+
+def test_a_memory_and_its_own_source_or_versions_are_not_compared(
+    store: MemoryStore, put: Callable[..., int]
+) -> None:
+    unit = put("Always squash commits before merging.", Kind.CONVENTION, 0)
+    item = put("Never squash commits before merging.", Kind.CONVENTION, 1)
+    store.graph.add(item, unit, EdgeType.DERIVED_FROM, 1.0)
+    assert scan(store, [item, unit]) == []
+    v1 = put(
+        "Use port 8080 for the API server.",
+        Kind.CONVENTION,
+        0,
+        source="rules",
+        source_id="AGENTS.md:3",
+    )
+    v2 = put(
+        "Use port 9090 for the API server.",
+        Kind.CONVENTION,
+        1,
+        source="rules",
+        source_id="AGENTS.md:3",
+    )
+    assert scan(store, [v1, v2]) == []  # two versions of one rule section
+    store.graph.supersede(v1, v2)
+    assert scan(store, [v2]) == []
+
+
+# ---------------------------------------------------------------- bad input
+
+
+def test_bad_input_is_passed_over(store: MemoryStore, put: Callable[..., int]) -> None:
+    a = put("Always squash commits before merging.", Kind.CONVENTION, 0)
+    b = put("Never squash commits before merging.", Kind.CONVENTION, 1)
+    assert scan(store, []) == []
+    assert scan(store, [987654]) == []  # a missing id
+    store.archive(b, "gone")
+    assert scan(store, [a, b]) == []  # an archived memory is not compared
+    store.restore(b)
+    blank = store.get(a)
+    blank.text = "   "
+    assert detect(blank, store.get(b)) is None  # an empty text has nothing to contradict
+    assert record(store, [Conflict(a, 987654, "polarity", "x", 0.5)]) == []
+    assert store.contradictions.query(None) == []
+
+
+def test_a_judge_has_the_last_word_and_a_failing_one_leaves_it_local(
+    store: MemoryStore, put: Callable[..., int]
+) -> None:
+    a = put("Always squash commits before merging.", Kind.CONVENTION, 0)
+    b = put("Never squash commits before merging.", Kind.CONVENTION, 1)
+
+    def no(x: str, y: str) -> Verdict:
+        return Verdict(conflict=False)
+
+    def broken(x: str, y: str) -> Verdict:
+        raise TimeoutError("endpoint down")
+
+    def undecided(x: str, y: str) -> None:
+        return None
+
+    assert scan(store, [a, b], judge=no) == []
+    assert [c.type for c in scan(store, [a, b], judge=broken)] == ["polarity"]
+    assert [c.type for c in scan(store, [a, b], judge=undecided)] == ["polarity"]
+    judged = scan(store, [a, b], judge=lambda x, y: Verdict(True, "LLM says so", confidence=2.0))
+    assert [(c.type, c.reason, c.confidence) for c in judged] == [("judged", "LLM says so", 1.0)]
+
+
+# ---------------------------------------------------------------- on every write
+
+
+RULE = "# Project\n\n- Use Selenium for browser automation in the scraper tests.\n"
+
+
+def test_ingestion_opens_a_contradiction_for_a_rule_and_a_later_commit(
+    tmp_path: Path, real_embedder: object
+) -> None:
+    repo = make_git_repo(
+        tmp_path,
+        [
+            {"message": "Add scraper tests", "files": {"CLAUDE.md": RULE, "tests/t.py": "x = 1\n"}},
+            {
+                "message": "Replace Selenium with Playwright for browser automation in the "
+                "scraper tests",
+                "files": {"tests/t.py": "x = 2\n"},
+            },
+        ],
+    )
+    with MemoryStore(tmp_path / "m.db", embedder=real_embedder) as store:  # type: ignore[arg-type]
+        summary = ingest.run(store, root=repo.root, options={"sources": ["git", "rules"]})
+        assert summary["contradictionsOpened"] == 1
+        (c,) = store.contradictions.query()
+        a, b = store.get(c.memory_a), store.get(c.memory_b)
+        assert {a.source, b.source} == {"git", "rules"}
+        assert c.reason is not None and "Selenium" in c.reason
+        # a second ingestion adds nothing new and opens nothing again
+        again = ingest.run(store, root=repo.root, options={"sources": ["git", "rules"]})
+        assert again["contradictionsOpened"] == 0
+        assert len(store.contradictions.query(None)) == 1
+
+
+def test_a_dry_run_ingestion_opens_nothing(tmp_path: Path, store: MemoryStore) -> None:
+    repo = make_git_repo(
+        tmp_path,
+        [
+            {"message": "Add tests", "files": {"CLAUDE.md": RULE}},
+            {
+                "message": "Replace Selenium with Playwright for browser automation in the "
+                "scraper tests",
+                "files": {"a.py": "1\n"},
+            },
+        ],
+    )
+    summary = ingest.run(
+        store, root=repo.root, options={"sources": ["git", "rules"], "dryRun": True}
+    )
+    assert summary["contradictionsOpened"] == 0
+    assert store.contradictions.query(None) == []
+
+
+def test_consolidation_scans_what_was_added_since_its_last_run(
+    store: MemoryStore, put: Callable[..., int]
+) -> None:
+    put("Always squash commits before merging.", Kind.CONVENTION, 0)
+    put("Never squash commits before merging.", Kind.CONVENTION, 1)
+    dry = consolidate.run(store, options={"dryRun": True})
+    assert dry["contradictionsOpened"] == 1 and store.contradictions.query(None) == []
+    assert consolidate.run(store)["contradictionsOpened"] == 1
+    assert len(store.contradictions.query()) == 1
+    assert pending_scan(store)[0] == []  # nothing new since
+
+
+# ---------------------------------------------------------------- decision records
+
+
+NETWORKING = """# 3. Networking Outline
+
+Date: 2017-06-30
+
+## Status
+
+Partly superseded
+
+## Context
+
+We need an IP addressing strategy.
+
+## Decision
+
+ * 1 VPC per environment
+
+**These IP ranges have been superseded by [ADR #0033](0033-ip-ranges.md).**
+
+|Environment|IP Range|
+|-----------|--------|
+|Staging|10.2.0.0/16|
+"""
+
+IP_RANGES = """# 33. IP ranges
+
+Date: 2018-09-26
+
+## Status
+
+Pending
+
+## Context
+
+This ADR in part supersedes [0003](0003-aws-networking-outline.md).
+
+## Decision
+
+|Environment|IP Range|
+|-----------|--------|
+|Staging|10.12.0.0/16|
+"""
+
+USE_X = """# 5. Use X
+
+Date: 2018-01-01
+
+## Status
+
+Accepted
+
+## Context
+
+See [the networking outline](0003-aws-networking-outline.md) for the ranges.
+
+## Decision
+
+Use X for the proxy.
+"""
+
+
+def test_a_partly_superseded_record_stays_valid_linked_and_contradicted(
+    tmp_path: Path, store: MemoryStore
+) -> None:
+    write_files(
+        tmp_path,
+        {
+            "docs/adr/0003-aws-networking-outline.md": NETWORKING,
+            "docs/adr/0033-ip-ranges.md": IP_RANGES,
+            "docs/adr/0005-use-x.md": USE_X,
+        },
+    )
+    records = {r.path.rsplit("/", 1)[-1]: r for r in find_records(tmp_path, skips=SkipLog())}
+    three, thirty_three = records["0003-aws-networking-outline.md"], records["0033-ip-ranges.md"]
+    assert three.status == "partly superseded" and thirty_three.status == "proposed"
+    assert three.superseded_by == () and three.amended_by == ("docs/adr/0033-ip-ranges.md",)
+    assert thirty_three.amends == ("docs/adr/0003-aws-networking-outline.md",)
+    assert records["0005-use-x.md"].links == ("docs/adr/0003-aws-networking-outline.md",)
+
+    summary = ingest.run(store, root=tmp_path, options={"sources": ["adr"]})
+    assert summary["sources"]["adr"]["superseded"] == 0
+    by_path = {m.source_id: m for m in store.list(limit=10)}
+    old = by_path["docs/adr/0003-aws-networking-outline.md"]
+    new = by_path["docs/adr/0033-ip-ranges.md"]
+    assert old.superseded_by is None and old.valid_to is None
+    assert "Partly superseded by ADR 33 (0033-ip-ranges.md)" in old.text
+    # the link to another record is a relation, not a file anchor of a path that is not there
+    anchors = {str(a) for m in by_path.values() for a in m.anchors}
+    assert "file:0033-ip-ranges.md" not in anchors
+    assert "file:0003-aws-networking-outline.md" not in anchors
+    assert any(
+        e.type is EdgeType.EVOLVED_INTO and e.target_id == new.id for e in store.graph.edges(old.id)
+    )
+    linked = by_path["docs/adr/0005-use-x.md"]
+    assert any(
+        e.type is EdgeType.RELATES_TO and e.target_id == old.id
+        for e in store.graph.edges(linked.id)
+    )
+    (c,) = store.contradictions.query(ContradictionStatus.OPEN)
+    assert (c.memory_a, c.memory_b) == (old.id, new.id)
+    assert c.reason is not None and "partly supersedes" in c.reason
+
+
+def test_record_numbers_count_within_one_folder(
+    store: MemoryStore, put: Callable[..., int]
+) -> None:
+    text = "ADR {n}: {t}\nStatus: accepted\n\nDecision: {d}"
+    old = put(
+        text.format(n=8, t="Postgres", d="Keep PostgreSQL."),
+        Kind.DECISION,
+        0,
+        source="adr",
+        source_id="infra/adr/0008-postgres.md",
+        metadata={"number": 8},
+    )
+    new = put(
+        text.format(n=13, t="Front matter", d="Use YAML front matter. Supersedes ADR 8."),
+        Kind.DECISION,
+        5,
+        source="adr",
+        source_id="docs/adr/0013-front-matter.md",
+        metadata={"number": 13},
+    )
+    assert _pair(store, old, new) == []
+    remembered = put("We now use managed databases: this supersedes ADR 8.", Kind.DECISION, 9)
+    assert [c.type for c in _pair(store, old, remembered)] == ["superseded"]
+
+
+def test_huge_and_odd_texts_are_read_without_trouble(
+    store: MemoryStore, put: Callable[..., int]
+) -> None:
+    blob = "x" * 150_000
+    table = "|" + "|".join("cell" for _ in range(5000)) + "\n"
+    ids = [
+        put(blob, Kind.FACT, 0),
+        put("Never " + blob, Kind.CONVENTION, 1),
+        put(table * 5, Kind.FACT, 2),
+        put("timeout = 30 " * 2000, Kind.FACT, 3),
+        put("😀 ünïcödé — ‘quotes’ ≠ ascii; don’t panic", Kind.CONVENTION, 4),
+    ]
+    assert isinstance(scan(store, ids), list)
