@@ -815,13 +815,13 @@ def scan(
 def _judge(x: Memory, y: Memory, judge: Judge) -> Conflict | None:
     """The judge's verdict as a conflict; None when it has none (the local rules decide).
     A verdict of no conflict answers an empty-typed conflict the scan drops."""
+    newer, older = (x, y) if (x.valid_from, x.id) >= (y.valid_from, y.id) else (y, x)
     try:
-        verdict = judge(x.text, y.text)
+        verdict = judge(older.text, newer.text)  # A is the older, B the newer
     except Exception:  # an unreachable or confused judge leaves the local rules to decide
         return None
     if verdict is None:
         return None
-    newer, older = (x, y) if (x.valid_from, x.id) >= (y.valid_from, y.id) else (y, x)
     if not verdict.conflict:
         return Conflict(older.id, newer.id, "", "", 0.0)
     return Conflict(

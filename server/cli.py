@@ -415,6 +415,9 @@ def cmd_remember(store: MemoryStore, a: argparse.Namespace) -> int:
         _print_json(to_wire(result))
     elif result.created:
         print(f"Remembered #{result.id}")
+        if result.contradictions:
+            ids = ", ".join(str(c) for c in result.contradictions)
+            print(f"It contradicts what the memory holds: see living-memory contradictions ({ids})")
     else:
         print(f"Already remembered as #{result.id}")
     return EXIT_OK

@@ -218,3 +218,20 @@ def test_explore_names_the_areas_of_a_root_and_explores_a_category(store: Memory
     with pytest.raises(ArgumentError) as e:
         ops.explore(store, ops.ExploreArgs(category="nowhere/"))
     assert e.value.argument == "category"
+
+
+def test_remembering_a_contrary_rule_opens_a_contradiction(store: MemoryStore) -> None:
+    first = ops.remember(
+        store, ops.RememberArgs("Always squash merge pull requests", kind="convention")
+    )
+    second = ops.remember(
+        store, ops.RememberArgs("Never squash merge pull requests", kind="convention")
+    )
+    assert first.contradictions == ()
+    assert len(second.contradictions) == 1
+    [c] = store.contradictions.query()
+    assert {c.memory_a, c.memory_b} == {first.id, second.id} and c.reason
+    again = ops.remember(
+        store, ops.RememberArgs("Never squash merge pull requests", kind="convention")
+    )
+    assert not again.created and again.contradictions == ()

@@ -287,3 +287,32 @@ def test_ask_uses_the_model_to_classify_and_answer_with_the_same_cited_items(
     fake.replies = ['{"kind": "decision"}', '{"answer": "Somewhere.", "cited": [999]}']
     refused = ask(store, "Where is the cache kept now?", llm=client(fake, store))
     assert "answer" not in refused and refused["items"][0]["id"] == mid
+
+
+def test_the_scanner_opens_what_the_model_judges_a_conflict_and_the_rules_miss(
+    fake: FakeLlm, store: MemoryStore
+) -> None:
+    from predictive.contradictions import scan_and_record
+    from predictive.llm_judge import scanner_judge
+
+    a = store.add(NewMemory("Deployments are driven by Ansible playbooks", kind=Kind.CONVENTION)).id
+    b = store.add(
+        NewMemory("Deployments are driven by Terraform; the playbooks are gone", kind=Kind.FACT)
+    ).id
+    assert scan_and_record(store, [b]) == []  # the local rules see no marker
+    fake.replies = [
+        json.dumps(
+            {
+                "verdict": "supersedes",
+                "reason": "B moved deployments from Ansible to Terraform",
+                "confidence": 0.8,
+                "quote_a": "driven by Ansible playbooks",
+                "quote_b": "the playbooks are gone",
+            }
+        )
+    ]
+    opened = scan_and_record(store, [b], judge=scanner_judge(client(fake, store)))
+    assert len(opened) == 1
+    [c] = store.contradictions.query()
+    assert {c.memory_a, c.memory_b} == {a, b} and "Terraform" in (c.reason or "")
+    assert scanner_judge(None) is None

@@ -107,8 +107,24 @@ def remember(store: MemoryStore, a: RememberArgs, file: str | None = None) -> Re
     )
     if a.supersedes is not None and a.supersedes != result.id:
         store.graph.supersede(a.supersedes, result.id)
+    opened = _scan(store, result.id) if result.created else ()
     m = levels_of(store, store.get(result.id))
-    return Remembered(m.id, result.created, Brief.of(m))
+    return Remembered(m.id, result.created, Brief.of(m), opened)
+
+
+def _scan(store: MemoryStore, memory_id: int) -> tuple[int, ...]:
+    """The contradictions a new memory opens with what the store knew (a configured model
+    judges the candidates); a failing scan is logged and the memory stays remembered."""
+    from predictive.contradictions import scan_and_record
+    from predictive.llm import client_for
+    from predictive.llm_judge import scanner_judge
+
+    try:
+        judge = scanner_judge(client_for(store))
+        return tuple(scan_and_record(store, [memory_id], judge=judge))
+    except Exception:
+        log.warning("scanning #%s for contradictions failed", memory_id, exc_info=True)
+        return ()
 
 
 def recall(store: MemoryStore, a: RecallArgs, via: str = "recall") -> Recalled | RecalledRelated:

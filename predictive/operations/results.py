@@ -65,6 +65,7 @@ class Remembered(Result):
     id: int
     created: bool  # False when the same text was already stored
     memory: Brief
+    contradictions: tuple[int, ...] = ()  # the contradictions it opened (ids)
 
 
 @dataclass(frozen=True)
