@@ -403,32 +403,21 @@ def test_contradictions_are_listed_and_resolved_from_the_command_line(
     env: dict[str, str],
 ) -> None:
     a = remember(env, "-k", "convention", "Always squash merge pull requests")
-    b = remember(env, "-k", "convention", "Never squash merge pull requests")
-    code = (
-        "import sys\nfrom storage import MemoryStore\n"
-        "s = MemoryStore(sys.argv[1])\n"
-        "print(s.contradictions.add(int(sys.argv[2]), int(sys.argv[3]), reason='always vs never'))"
-    )
-    r = subprocess.run(
-        [sys.executable, "-c", code, env["LIVING_MEMORY_DB"], str(a), str(b)],
-        capture_output=True,
-        text=True,
-        env=env,
-        check=True,
-    )
-    cid = int(r.stdout.strip())
+    said = ok(["remember", "-k", "convention", "Never squash merge pull requests"], env)
+    assert "contradicts what the memory holds" in said
+    b = a + 1
     listed = json.loads(ok(["contradictions", "--json"], env))
-    assert listed["count"] == 1 and listed["contradictions"][0]["reason"] == "always vs never"
-    assert {listed["contradictions"][0]["a"]["id"], listed["contradictions"][0]["b"]["id"]} == {
-        a,
-        b,
-    }
+    assert listed["count"] == 1
+    c = listed["contradictions"][0]
+    cid = c["id"]
+    assert {c["a"]["id"], c["b"]["id"]} == {a, b} and "polarity" in c["reason"]
     text = ok(["contradictions"], env)
-    assert f"contradiction {cid}" in text and "always vs never" in text
+    assert f"contradiction {cid}" in text and "Never squash" in text
     assert "needs exactly one" in fails(["resolve", str(cid), "merged"], env)
     out = ok(["resolve", str(cid), "a_wins", "--note", "team vote"], env)
-    assert f"#{a} stands" in out
-    assert json.loads(ok(["show", str(b), "--json"], env))["supersededBy"] == a
+    assert f"#{c['a']['id']} stands" in out
+    loser = c["b"]["id"]
+    assert json.loads(ok(["show", str(loser), "--json"], env))["supersededBy"] == c["a"]["id"]
     assert "already resolved" in fails(["resolve", str(cid), "b_wins"], env)
     assert json.loads(ok(["contradictions", "--json"], env))["count"] == 0
 
