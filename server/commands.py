@@ -92,8 +92,7 @@ def map_error(command: str, e: BaseException) -> JsonRpcException:
     from server.projects import Unavailable
 
     if isinstance(e, ArgumentError):
-        where = camel(e.argument.split("[")[0]) + e.argument[len(e.argument.split("[")[0]) :]
-        return JsonRpcInvalidParams(message=f"{command}: {where}: {e.message}")
+        return JsonRpcInvalidParams(message=f"{command}: {camel(e.argument)}: {e.message}")
     if isinstance(e, (ConversionError, Invalid)):
         return JsonRpcInvalidParams(message=f"{command}: {e}")
     if isinstance(e, JobCancelled):

@@ -19,7 +19,7 @@ from typing import Any, Literal, TypeVar, get_args, get_origin
 import cattrs
 from cattrs.gen import make_dict_structure_fn, override
 
-from predictive.operations.errors import Invalid as _Invalid
+from predictive.operations.errors import Invalid
 
 T = TypeVar("T")
 
@@ -30,10 +30,6 @@ class ConversionError(ValueError):
     def __init__(self, problems: list[tuple[str, str]]) -> None:
         self.problems = problems
         super().__init__("; ".join(f"{p}: {m}" if p else m for p, m in problems))
-
-
-# raised by hooks and ``__post_init__`` checks of requests; its text is shown as is
-Invalid = _Invalid
 
 
 def camel(name: str) -> str:

@@ -8,6 +8,7 @@ they were made from, so only changed categories are summarised again.
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -76,14 +77,11 @@ def topic_anchors(
     conn: apsw.Connection, memory_ids: Sequence[int]
 ) -> Iterator[tuple[int, str, str]]:
     """(memory id, type, value) of the module and tag anchors of ``memory_ids``."""
-    for start in range(0, len(memory_ids), 900):
-        chunk = list(memory_ids[start : start + 900])
-        marks = ",".join("?" * len(chunk))
-        yield from conn.execute(
-            "SELECT memory_id, type, value FROM anchors WHERE type IN ('module','tag') "
-            f"AND memory_id IN ({marks})",
-            chunk,
-        )
+    yield from conn.execute(
+        "SELECT memory_id, type, value FROM anchors WHERE type IN ('module','tag') "
+        "AND memory_id IN (SELECT value FROM json_each(?))",
+        (json.dumps([int(i) for i in memory_ids]),),
+    )
 
 
 def add_members(conn: apsw.Connection, pairs: Sequence[tuple[int, int]]) -> int:
@@ -335,27 +333,22 @@ def set_summaries(conn: apsw.Connection, summaries: Mapping[int, tuple[str, str]
 
 def categories_of(conn: apsw.Connection, memory_ids: Sequence[int]) -> dict[int, list[int]]:
     """memory id → the ids of the categories it belongs to."""
-    out: dict[int, list[int]] = {}
-    for start in range(0, len(memory_ids), 900):
-        chunk = list(memory_ids[start : start + 900])
-        marks = ",".join("?" * len(chunk))
-        for mid, cid in conn.execute(
-            f"SELECT memory_id, category_id FROM category_members WHERE memory_id IN ({marks})",
-            chunk,
-        ):
-            out.setdefault(mid, []).append(cid)
-    return out
+    return _membership(conn, "memory_id", "category_id", memory_ids)
 
 
 def members_of(conn: apsw.Connection, category_ids: Sequence[int]) -> dict[int, list[int]]:
     """category id → the ids of its members (current or not)."""
+    return _membership(conn, "category_id", "memory_id", category_ids)
+
+
+def _membership(
+    conn: apsw.Connection, key: str, value: str, ids: Sequence[int]
+) -> dict[int, list[int]]:
     out: dict[int, list[int]] = {}
-    for start in range(0, len(category_ids), 900):
-        chunk = list(category_ids[start : start + 900])
-        marks = ",".join("?" * len(chunk))
-        for cid, mid in conn.execute(
-            f"SELECT category_id, memory_id FROM category_members WHERE category_id IN ({marks})",
-            chunk,
-        ):
-            out.setdefault(cid, []).append(mid)
+    for k, v in conn.execute(
+        f"SELECT {key}, {value} FROM category_members WHERE {key} IN "
+        "(SELECT value FROM json_each(?))",
+        (json.dumps([int(i) for i in ids]),),
+    ):
+        out.setdefault(k, []).append(v)
     return out
