@@ -1,7 +1,9 @@
 """Consolidation when the editor is idle: after ``consolidateWhenIdleMinutes`` without an
 editor event (open, change, save, close, switch, diagnostics, branch) each project whose
 store changed since its last consolidation is consolidated in the background (0: never).
-The result's counts are announced with ``livingMemory/consolidated``."""
+A run that wrote is followed by one more, since a write made while it ran is
+indistinguishable from its own; consolidation writes nothing once there is nothing to do,
+so this stops. The result's counts are announced with ``livingMemory/consolidated``."""
 
 from __future__ import annotations
 
@@ -40,7 +42,7 @@ MAX_POLL_SECONDS = 30.0
 
 def setup(server: LivingMemoryServer) -> None:
     last_event = [time.monotonic()]
-    done: dict[str, tuple[int, float]] = {}  # folder URI → (generation after, monotonic time)
+    done: dict[str, tuple[int, int, float]] = {}  # folder URI → (generation before, after, time)
 
     def touched(params: Any) -> None:
         last_event[0] = time.monotonic()
@@ -57,8 +59,9 @@ def setup(server: LivingMemoryServer) -> None:
         previous = done.get(project.uri)
         if previous is None:
             return True
-        generation, at = previous
-        return now - at >= minutes * 60 and store.generation() != generation
+        before, after, at = previous
+        changed = before != after or store.generation() != after
+        return now - at >= minutes * 60 and changed
 
     async def consolidate(project: Project) -> None:
         from predictive import operations as ops
@@ -66,14 +69,15 @@ def setup(server: LivingMemoryServer) -> None:
         store = project.store
         assert store is not None
 
-        def work(job: Job) -> dict[str, Any]:
-            return ops.consolidate(store, ops.ConsolidateArgs(), job.progress)
+        def work(job: Job) -> tuple[int, dict[str, Any]]:
+            before = store.generation()
+            return before, ops.consolidate(store, ops.ConsolidateArgs(), job.progress)
 
-        result = await server.jobs.run(
+        before, result = await server.jobs.run(
             "Living Memory: consolidating (editor idle)", work, project.job_worker
         )
-        generation = await project.call(store.generation)
-        done[project.uri] = (generation, time.monotonic())
+        after = await project.call(store.generation)
+        done[project.uri] = (before, after, time.monotonic())
         counts = {k: v for k, v in result.items() if k != "changes"}
         log.info("%s: consolidated while idle: %s", project.name, counts)
         server.notify(CONSOLIDATED, {"folder": project.uri, "trigger": "idle", **counts})
@@ -97,7 +101,7 @@ def setup(server: LivingMemoryServer) -> None:
                     await consolidate(project)
                 except Exception:
                     log.warning("%s: consolidation while idle failed", project.name, exc_info=True)
-                    done[project.uri] = (-1, time.monotonic())
+                    done[project.uri] = (-1, -1, time.monotonic())
 
     @server.on(types.INITIALIZED)
     def start(params: Any) -> None:
