@@ -1,5 +1,6 @@
 """Which project files a text talks about, and how often: a conversation's mentions of paths
-and base names, resolved against the project's own file list."""
+and base names, and of modules (a dotted module path, or a file's unique stem written as
+code), resolved against the project's own file list."""
 
 from __future__ import annotations
 
@@ -12,6 +13,15 @@ from pathlib import Path, PurePosixPath
 # A file-like token: optional directories, a name, an extension of letters (1–8).
 _FILE_TOKEN = re.compile(r"(?<![\w/.-])@?((?:[\w.-]+/)*[\w-][\w.-]*\.[A-Za-z][A-Za-z0-9]{0,7})\b")
 MAX_FILES = 200_000
+# A module written as code (`critique`, `engines.critique`) or a dotted import path.
+_CODE_SPAN = re.compile(r"`([A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*)`")
+_DOTTED = re.compile(r"(?<![\w./-])([A-Za-z_]\w*(?:\.[A-Za-z_]\w*){2,})(?![\w(])")
+MIN_STEM = 4
+"""A bare stem shorter than this (``api``, ``cli``) names too many things to count."""
+SOURCE_SUFFIXES = frozenset(
+    ".py .pyi .js .jsx .ts .tsx .mjs .cjs .go .rs .java .kt .rb .php .cs .c .h .cc .cpp .hpp "
+    ".swift .scala .lua .ex .exs .hs .ml .dart .vue .svelte .sh".split()
+)
 # Lines that are a tool's output rather than someone talking about a file: tables, stack
 # frames, linter and test-runner reports, tree and box drawings, git status and diffstat,
 # bare path listings. A file named only there was not discussed.
@@ -42,8 +52,12 @@ class FileIndex:
 
     def __init__(self, paths: Iterable[str]) -> None:
         self.by_name: dict[str, list[str]] = defaultdict(list)
+        self.by_stem: dict[str, list[str]] = defaultdict(list)
         for p in paths:
-            self.by_name[PurePosixPath(p).name.lower()].append(p)
+            pp = PurePosixPath(p)
+            self.by_name[pp.name.lower()].append(p)
+            if pp.suffix.lower() in SOURCE_SUFFIXES:
+                self.by_stem[pp.stem.lower()].append(p)
 
     def __len__(self) -> int:
         return sum(len(v) for v in self.by_name.values())
@@ -60,6 +74,18 @@ class FileIndex:
             narrowed = [p for p in found if ("/" + p.lower()).endswith(tail)]
             return narrowed or ([] if len(found) > 1 else found)
         return found
+
+    def resolve_module(self, dotted: str, *, bare: bool) -> str | None:
+        """The source file a module names: ``a.b.mod`` when one file's path ends in
+        ``a/b/mod``; a ``bare`` stem only when it is one file's alone and not too short."""
+        parts = dotted.lower().split(".")
+        found = self.by_stem.get(parts[-1], [])
+        if len(parts) == 1:
+            ok = bare and len(found) == 1 and len(parts[0]) >= MIN_STEM
+            return found[0] if ok else None
+        tail = "/" + "/".join(parts)
+        narrowed = [p for p in found if ("/" + p.lower()).rsplit(".", 1)[0].endswith(tail)]
+        return narrowed[0] if len(narrowed) == 1 else None
 
     @classmethod
     def of_project(cls, root: Path) -> FileIndex:
@@ -94,4 +120,31 @@ def count(texts: Iterable[str], files: FileIndex) -> Counter[str]:
                 named.update(files.resolve(m.group(1)))
             for path in named:
                 counts[path] += 1
+    return counts
+
+
+MODULE_WEIGHT = 0.5
+"""A module named as code says less than its file's path: it may be the thing, not the file."""
+
+
+def count_modules(texts: Iterable[str], files: FileIndex) -> Counter[str]:
+    """On how many lines of ``texts`` each project source file is named as a module (a dotted
+    path, or a unique stem written as code), weighted by :data:`MODULE_WEIGHT`; lines of tool
+    output do not count."""
+    counts: Counter[str] = Counter()
+    if not files.by_stem:
+        return counts
+    for text in texts:
+        for line in text.split("\n"):
+            if ("`" not in line and "." not in line) or is_tool_output(line):
+                continue
+            named: set[str] = set()
+            for m in _CODE_SPAN.finditer(line):
+                if path := files.resolve_module(m.group(1), bare=True):
+                    named.add(path)
+            for m in _DOTTED.finditer(line):
+                if path := files.resolve_module(m.group(1), bare=False):
+                    named.add(path)
+            for path in named:
+                counts[path] += MODULE_WEIGHT  # type: ignore[assignment]
     return counts

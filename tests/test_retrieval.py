@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from predictive.ingest import run as ingest
-from predictive.mentions import FileIndex, count
+from predictive.mentions import FileIndex, count, count_modules
 from predictive.retrieval import find
 from storage import MemoryStore
 from storage.embeddings import OnnxEmbedder
@@ -224,6 +224,45 @@ def test_file_mentions_resolve_base_names_and_paths() -> None:
         "FAILED tests/test_cli.py::test_main"
     )
     assert count([talk, tool_output], files) == {"src/a/cli.py": 2, "README.md": 1}
+
+
+def test_modules_named_as_code_resolve_to_their_files() -> None:
+    engines = ["src/pkg/engines/critique.py", "src/pkg/engines/brave.py", "docs/critique.md"]
+    files = FileIndex([*engines, "src/pkg/cli.py", "src/pkg/a/config.py", "src/pkg/b/config.py"])
+    talk = (
+        "Affected engines: `critique`, `brave` and `cli`.\n"  # cli: too short to count bare
+        "from pkg.engines.critique import CritiqueEngine\n"
+        "`config` is ambiguous; pkg.a.config is not.\n"
+        "A critique of the brave new world, in prose.\n"
+        "| `critique` | 3 |"  # a table row: tool output
+    )
+    assert count_modules([talk], files) == {
+        "src/pkg/engines/critique.py": 1.0,
+        "src/pkg/engines/brave.py": 0.5,
+        "src/pkg/a/config.py": 0.5,
+    }
+    assert count_modules(["`critique`"], FileIndex(["README.md"])) == {}
+
+
+def test_a_conversation_counts_the_files_its_reasoning_names(
+    tmp_path: Path, store: MemoryStore
+) -> None:
+    root = _project(tmp_path)
+    (root / ".specstory" / "history" / "2025-03-05_10-00-tidy-the-changelog.md").write_text(
+        "## Tidy the changelog (05/03/2025, 10:00:00)\n\n_**User**_\n\nTidy it up.\n\n---\n\n"
+        "_**Assistant**_\n\n<think>I should open CHANGELOG.md and src/app/cli.py first.\n"
+        "The key sk-live-1234567890abcdef1234 must not leak.</think>\n\nDone, it is tidy.\n"
+    )
+    ingest(store, root=root, options={"sources": ["all"]})
+    m = store.find_by_source("chat:specstory", "2025-03-05_10-00-tidy-the-changelog")
+    assert m is not None
+    assert m.metadata["mentions"] == {"CHANGELOG.md": 1, "src/app/cli.py": 1}
+    assert "file:CHANGELOG.md" in [str(a) for a in m.anchors]
+    rows = store.conn.execute("SELECT metadata FROM sessions").fetchall()
+    stored = " ".join(str(r[0]) for r in rows) + " ".join(
+        str(r[0]) for r in store.conn.execute("SELECT text FROM messages").fetchall()
+    )
+    assert "I should open" not in stored and "sk-live" not in stored
 
 
 def test_search_rejects_bad_input(store: MemoryStore) -> None:

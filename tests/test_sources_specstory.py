@@ -150,3 +150,35 @@ def test_bad_files_are_counted(tmp_path: Path) -> None:
         "invalid utf-8": 1,
     }
     assert snapshot(project) == before
+
+
+def test_reasoning_is_not_a_message_but_its_file_lines_are_kept(tmp_path: Path) -> None:
+    project = tmp_path / "proj"
+    text = """# Fix the loader (2025-09-01 10:00:00Z)
+
+_**User**_
+
+The loader breaks.
+
+---
+
+_**Assistant**_
+
+<think>Nothing here names a file.
+I will open src/loader.py and then `config.toml`.</think>
+
+<details><summary>Thought Process</summary>Maybe utils/paths.py is involved.
+Or not.</details>
+
+Fixed.
+"""
+    write_specstory(project, name="2025-09-01_10-00Z-loader", text=text)
+    (conv,) = specstory.read(project, skips=SkipLog())
+    assert [(m.role, m.text) for m in conv.messages] == [
+        ("user", "The loader breaks."),
+        ("assistant", "Fixed."),
+    ]
+    assert conv.thoughts == (
+        "I will open src/loader.py and then `config.toml`.",
+        "Maybe utils/paths.py is involved.",
+    )

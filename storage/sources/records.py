@@ -160,3 +160,6 @@ class Conversation:
     ended_at: float | None = None
     origin: str = ""  # the file it was read from
     metadata: dict[str, Any] = field(default_factory=dict)
+    thoughts: tuple[str, ...] = ()
+    """Lines of the assistant's reasoning that name files: never stored or shown, only read
+    for which files the conversation worked on."""

@@ -8,7 +8,9 @@ versions) separated by ``---``. Headers inside code fences are text.
 
 ``<details>`` and ``<tool-use>`` blocks are tool calls: each becomes a ``role="tool"`` message
 ``[tool: <its summary>]`` (its body is dropped); "Thought Process" blocks and ``<think>`` are
-dropped. The project is the folder holding ``.specstory``; the external id is the file stem.
+not messages: only their lines that name a file-like token are kept, as the conversation's
+``thoughts`` (what the assistant reasoned about says which files it worked on).
+The project is the folder holding ``.specstory``; the external id is the file stem.
 """
 
 from __future__ import annotations
@@ -50,6 +52,8 @@ _SUMMARY = re.compile(r"<summary\b[^>]*>(.*?)</summary>", re.DOTALL | re.IGNOREC
 _TOOL_NAME = re.compile(r'data-tool-name="([^"]*)"')
 _COMMENT = re.compile(r"<!--.*?-->", re.DOTALL)
 _TAG = re.compile(r"<[^>]+>")
+_FILE_LIKE = re.compile(r"[\w-]\.[A-Za-z][A-Za-z0-9]{0,7}\b")
+MAX_THOUGHT_LINES = 2000
 
 
 def default_locations(
@@ -174,8 +178,9 @@ def parse(text: str, path: Path, workspace: str | None, skips: SkipLog) -> Conve
     if started is None:
         started = _file_stamp(path.stem)
     messages: list[ChatMessage] = []
+    thoughts: list[str] = []
     for role, at, info, lines in turns:
-        messages.extend(_turn_messages(role, at, info, "\n".join(lines)))
+        messages.extend(_turn_messages(role, at, info, "\n".join(lines), thoughts))
     if not messages:
         skips.skip(TOOL, where, "no messages")
         return None
@@ -191,6 +196,7 @@ def parse(text: str, path: Path, workspace: str | None, skips: SkipLog) -> Conve
         ended_at=end,
         origin=where,
         metadata=meta,
+        thoughts=tuple(thoughts[:MAX_THOUGHT_LINES]),
     )
 
 
@@ -204,7 +210,7 @@ def _clean(text: str) -> str:
 
 
 def _turn_messages(
-    role: str, at: float | None, info: dict[str, Any], body: str
+    role: str, at: float | None, info: dict[str, Any], body: str, thoughts: list[str]
 ) -> list[ChatMessage]:
     out: list[ChatMessage] = []
 
@@ -228,12 +234,14 @@ def _turn_messages(
         pos = m.end()
         block = m.group(0)
         if block.lower().startswith("<think"):
+            thoughts.extend(_file_lines(block))
             continue
         name_match = _TOOL_NAME.search(block[:500])
         summary_match = _SUMMARY.search(block)
         summary = _TAG.sub("", summary_match.group(1)) if summary_match else ""
         summary = " ".join(summary.replace("**", "").split())
         if summary.lower().startswith(("thought process", "thinking")):
+            thoughts.extend(_file_lines(_SUMMARY.sub("", block)))
             continue
         name = name_match.group(1) if name_match else summary or "details"
         shown = summary or name
@@ -248,3 +256,9 @@ def _turn_messages(
         )
     add_text(body[pos:])
     return out
+
+
+def _file_lines(block: str) -> list[str]:
+    """The lines of a reasoning block that name something file-like, without its tags."""
+    text = _TAG.sub(" ", block)
+    return [clip(line.strip(), 500) for line in text.split("\n") if _FILE_LIKE.search(line)]
