@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import hashlib
 import posixpath
+import re
 import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
@@ -613,13 +614,27 @@ def areas_for_path(store: MemoryStore, path: str, *, limit: int = 2) -> list[cs.
     return [found[n] for n in names if n in found][:limit]
 
 
-def area_renderings(areas: Sequence[cs.CategoryRow]) -> dict[Level, str]:
-    """The file's areas for the Index tier at four sizes."""
+PARENT_AREA_BELOW = 10
+"""The enclosing area is shown too only when the file's own area has fewer members."""
+_KEY_ITEM = re.compile(r"(.*?) \(#(\d+)\)(?:; |$)")
+
+
+def area_renderings(
+    areas: Sequence[cs.CategoryRow], *, shown: Iterable[int] = (), as_of: float | None = None
+) -> dict[Level, str]:
+    """The file's areas for the Index tier at four sizes: the enclosing area only when the
+    file's own is small; ``shown`` memories (placed elsewhere in the context) are left out of
+    the Key; with ``as_of`` only the names, since the stored summaries describe the store now."""
     if not areas:
         return {}
+    if len(areas) > 1 and areas[0].members >= PARENT_AREA_BELOW:
+        areas = areas[:1]
+    seen = set(shown)
 
     def lines(r: cs.CategoryRow) -> list[str]:
-        return (r.summary or "").split("\n")
+        if as_of is not None:
+            return []
+        return [_without(line, seen) for line in (r.summary or "").split("\n")]
 
     def block(keep: int) -> str:
         out = []
@@ -634,6 +649,15 @@ def area_renderings(areas: Sequence[cs.CategoryRow]) -> dict[Level, str]:
         Level.COMPRESSED: block(1),
         Level.INDEX: "Areas: " + ", ".join(r.name for r in areas),
     }
+
+
+def _without(line: str, shown: set[int]) -> str:
+    """A Key line without the items already shown ("" when none is left)."""
+    if not line.startswith("Key: ") or not shown:
+        return line
+    items = _KEY_ITEM.findall(line[len("Key: ") :])
+    kept = [f"{label} (#{mid})" for label, mid in items if int(mid) not in shown]
+    return "Key: " + "; ".join(kept) if kept else ""
 
 
 __all__ = [

@@ -9,6 +9,7 @@ import re
 import threading
 import time
 from collections import OrderedDict
+from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -487,7 +488,7 @@ class ContextEngine:
 
         self._add_contradictions(tiers, list(cands), scored)
         self._add_index(tiers, cands, scored)
-        self._add_areas(tiers, facts.path)
+        self._add_areas(tiers, facts.path, cands, request.as_of)
 
         # The title never takes more than a quarter of the budget (a huge branch name or path
         # is cut), so the loop below always ends: with every item dropped the title fits.
@@ -655,10 +656,17 @@ class ContextEngine:
                     )
                 )
 
-    def _add_areas(self, tiers: dict[Tier, list[Candidate]], path: str) -> None:
-        """The file's area(s) and their summaries (predictive.categories) head the Index."""
+    def _add_areas(
+        self,
+        tiers: dict[Tier, list[Candidate]],
+        path: str,
+        shown: Iterable[int],
+        as_of: float | None,
+    ) -> None:
+        """The file's area(s) and their summaries (predictive.categories) head the Index;
+        what the context shows already is not pointed at again."""
         try:
-            rend = area_renderings(areas_for_path(self.store, path))
+            rend = area_renderings(areas_for_path(self.store, path), shown=shown, as_of=as_of)
         except Exception:  # the areas are a pointer: their failure must not cost the context
             log.warning("could not read the file's areas", exc_info=True)
             return

@@ -22,7 +22,8 @@ from predictive.categories import (
 from predictive.engine import ContextEngine, ContextRequest
 from predictive.llm import LlmClient
 from predictive.llm_config import LlmConfig
-from storage import Anchor, AnchorType, Kind, MemoryStore
+from storage import Anchor, AnchorType, Kind, Level, MemoryStore
+from storage import category_sync as cs
 from tests.llm_server import FakeLlm
 from tests.project_fixtures import make_git_repo
 
@@ -234,6 +235,33 @@ def test_the_index_tier_shows_the_files_area(store: MemoryStore, project: dict[s
     assert any(i.key == "areas" and i.tier.value == "index" for i in ctx.items)
     elsewhere = ContextEngine(store).assemble(ContextRequest(path="tools/x.py", text="x = 1"))
     assert "Area " not in elsewhere.markdown
+
+
+def _area_row(cid: int, name: str, members: int, summary: str) -> cs.CategoryRow:
+    return cs.CategoryRow(cid, name, "area", None, None, summary, None, None, members)
+
+
+def test_the_area_lines_point_only_at_what_the_context_does_not_show() -> None:
+    own = _area_row(
+        2,
+        "src/pkg/engines/",
+        12,
+        "12 memories (12 episodes), 2025-02 – 2025-03\n"
+        "Key: Workflow: read a.py; run ruff (#84); fix: the key lookup (#7); retry (#9)\n"
+        "Ask about: brave, base",
+    )
+    parent = _area_row(1, "src/pkg/", 30, "30 memories (30 episodes), 2025-01 – 2025-03")
+    full = area_renderings([own, parent], shown=[84, 9])[Level.FULL]
+    assert full == (
+        "Area src/pkg/engines/: 12 memories (12 episodes), 2025-02 – 2025-03 · "
+        "Key: fix: the key lookup (#7) · Ask about: brave, base"
+    )  # a large own area: the enclosing one is left out
+    none_left = area_renderings([own], shown=[84, 7, 9])[Level.FULL]
+    assert "Key:" not in none_left and "Ask about: brave, base" in none_left
+    small = _area_row(2, "src/pkg/engines/", 3, "3 memories (3 episodes), 2025-02")
+    assert area_renderings([small, parent])[Level.INDEX] == "Areas: src/pkg/engines/, src/pkg/"
+    then = area_renderings([small, parent], as_of=1.0e9)
+    assert then[Level.FULL] == "Area src/pkg/engines/\nArea src/pkg/"  # no summary of today
 
 
 def test_dry_run_changes_nothing(store: MemoryStore, project: dict[str, int], snapshot) -> None:  # type: ignore[no-untyped-def]
