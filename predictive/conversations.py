@@ -490,8 +490,32 @@ def extract(conv: Conversation) -> Extraction:
     return out
 
 
+_PATH_OR_URL = re.compile(r"\S*[/\\]\S*")
+_FILLER = frozenset(
+    "let lets now also just like want need see look sure okay yes yeah here well still get "
+    "got going can could would should might must may done thanks please true false none null "
+    "self one two first next last new make made think know way thing things sorry any all "
+    "other not try use using read check".split()
+)
+"""Words of talk, not of subject: never a conversation's topic."""
+
+
+def _topic_words(text: str) -> set[str]:
+    """The candidate topic words of one message's prose (no code, tool output, paths, URLs)."""
+    out: set[str] = set()
+    for line in _FENCE.sub(" ", text).split("\n"):
+        if is_tool_output(line):
+            continue
+        for w in _TOKEN.findall(_PATH_OR_URL.sub(" ", line)):
+            lw = w.lower().strip(".-")
+            if lw not in STOPWORDS and lw not in _FILLER and len(lw) > 2 and not lw.isdigit():
+                out.add(lw)
+    return out
+
+
 def summarise(conv: Conversation, *, topics: int = 12) -> str:
-    """A deterministic summary: the opening request, the main topics, files and span."""
+    """A deterministic summary: the opening request, the main topics (words of its prose that
+    the most messages use), files and span."""
     msgs = [m for m in conv.messages if m.text.strip()]
     first_user = next((m for m in msgs if m.role == "user"), msgs[0] if msgs else None)
     opening = (
@@ -499,11 +523,8 @@ def summarise(conv: Conversation, *, topics: int = 12) -> str:
     )
     counts: Counter[str] = Counter()
     for m in msgs:
-        prose = _FENCE.sub(" ", m.text)
-        for w in _TOKEN.findall(prose):
-            lw = w.lower().strip(".-")
-            if lw not in STOPWORDS and len(lw) > 2 and not lw.isdigit():
-                counts[lw] += 1
+        if m.role in ("user", "assistant"):
+            counts.update(_topic_words(m.text))
     common = [w for w, n in counts.most_common(topics * 2) if n > 1][:topics] or [
         w for w, _ in counts.most_common(topics)
     ]

@@ -31,6 +31,17 @@ TABLES = (
 )
 
 
+@pytest.fixture(autouse=True)
+def fresh_llm_endpoints() -> Iterator[None]:
+    """Each test starts with no endpoint's breaker, slots or usage (as a fresh process): a local
+    test server may get a port an earlier test's server had."""
+    from predictive import llm
+
+    llm.reset()
+    yield
+    llm.reset()
+
+
 @pytest.fixture
 def env(tmp_path: Path) -> dict[str, str]:
     """The environment of a CLI subprocess: its own database, the hashing embedder."""
