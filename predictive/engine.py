@@ -487,7 +487,7 @@ class ContextEngine:
             tiers[tier].append(Candidate(f"m{mid}", s, renderings, mid))
 
         self._add_contradictions(tiers, list(cands), scored)
-        self._add_index(tiers, cands, scored)
+        self._add_index(tiers, cands, scored, facts.module)
         self._add_areas(tiers, facts.path, cands, request.as_of)
 
         # The title never takes more than a quarter of the budget (a huge branch name or path
@@ -635,10 +635,14 @@ class ContextEngine:
             )
 
     def _add_index(
-        self, tiers: dict[Tier, list[Candidate]], cands: dict[int, _Cand], scored: dict[int, float]
+        self,
+        tiers: dict[Tier, list[Candidate]],
+        cands: dict[int, _Cand],
+        scored: dict[int, float],
+        module: str | None,
     ) -> None:
         topics = file_topics([cands[i].memory for i in sorted(cands, key=lambda i: -scored[i])])
-        rend = topic_renderings(topics)
+        rend = topic_renderings([t for t in topics if t[0] != module])  # not the file itself
         if rend:
             tiers[Tier.INDEX].append(Candidate("topics", 10.0, rend))
         # Pointers to the best candidates: shown in the index when no richer tier took them.

@@ -74,22 +74,19 @@ def contradiction_renderings(
 
 
 def topic_renderings(topics: list[tuple[str, int, list[int]]]) -> dict[Level, str]:
-    """The topic index at four sizes ("auth (12: #3 #9 …)")."""
+    """The topic index at four sizes ("auth (12)"): what else to ask about. Its memories are
+    this context's own candidates, shown above or pointed at by id, so no ids are repeated."""
     if not topics:
         return {}
 
-    def line(n: int, with_ids: bool) -> str:
-        parts = []
-        for label, count, ids in topics[:n]:
-            ref = f": {' '.join('#' + str(i) for i in ids)}" if with_ids and ids else ""
-            parts.append(f"{label} ({count}{ref})")
-        return "Ask me about: " + ", ".join(parts)
+    def line(n: int) -> str:
+        return "Ask me about: " + ", ".join(f"{label} ({count})" for label, count, _ in topics[:n])
 
     return {
-        Level.FULL: line(30, True),
-        Level.SUMMARY: line(15, True),
-        Level.COMPRESSED: line(10, False),
-        Level.INDEX: line(4, False),
+        Level.FULL: line(30),
+        Level.SUMMARY: line(15),
+        Level.COMPRESSED: line(10),
+        Level.INDEX: line(4),
     }
 
 
