@@ -412,7 +412,7 @@ def write_claude_session(
             role="assistant",
             id="msg_1",
             model="claude-x",
-            content=[{"type": "thinking", "thinking": "secret musing"}],
+            content=[{"type": "thinking", "thinking": "secret musing\nabout src/config.py"}],
         ),
         rec(
             "a2",

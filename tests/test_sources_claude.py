@@ -44,6 +44,7 @@ def test_main_chain_is_read_in_order(tmp_path: Path) -> None:
     # Side chain, abandoned branch, thinking and injected meta records are not there.
     for absent in ("sub-agent", "abandoned", "secret musing", "injected"):
         assert absent not in texts
+    assert conv.thoughts == ("about src/config.py",)  # what the reasoning names, kept apart
     assert conv.external_id == fx.session_id
     assert conv.title == "Fix the config loader"
     assert conv.workspace == str(fx.project)

@@ -390,6 +390,16 @@ def clip(text: str, limit: int = TOOL_TEXT_LIMIT) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
+_FILE_LIKE = re.compile(r"[\w-]\.[A-Za-z][A-Za-z0-9]{0,7}\b")
+MAX_THOUGHT_LINES = 2000
+"""At most this many lines of a conversation's reasoning are kept (Conversation.thoughts)."""
+
+
+def file_lines(text: str) -> list[str]:
+    """The lines of ``text`` (an assistant's reasoning) that name something file-like."""
+    return [clip(line.strip(), 500) for line in text.split("\n") if _FILE_LIKE.search(line)]
+
+
 def tool_call_text(name: str, params: Any) -> str:
     """``[tool: name] {params}`` clipped to :data:`TOOL_TEXT_LIMIT`."""
     if isinstance(params, str):

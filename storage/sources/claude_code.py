@@ -10,10 +10,11 @@ The conversation is the chain from the latest leaf back to the root; side chains
 (``isSidechain``, and ``agent-*.jsonl`` sub-agent files, counted as ``sidechain``) and
 injected ``isMeta`` records are left out. Streamed assistant lines that share ``message.id``
 are merged. Text blocks make ``user`` / ``assistant`` messages; ``thinking`` blocks are
-dropped; ``tool_use`` blocks become ``role="tool"`` messages ``[tool: name] {input}`` (with the
-files the input names, and the written code of ``Write`` / ``Edit`` as code blocks) and
-``tool_result`` blocks ``role="tool"`` messages ``[result] …``. A ``summary`` record whose
-``leafUuid`` is in the file titles the session.
+not messages (their lines naming files are the conversation's ``thoughts``); ``tool_use``
+blocks become ``role="tool"`` messages ``[tool: name] {input}`` (with the files the input
+names, and the written code of ``Write`` / ``Edit`` as code blocks) and ``tool_result``
+blocks ``role="tool"`` messages ``[result] …``. A ``summary`` record whose ``leafUuid`` is in
+the file titles the session.
 """
 
 from __future__ import annotations
@@ -27,10 +28,12 @@ from typing import Any
 
 from storage.sources.chats import (
     MAX_LOG_BYTES,
+    MAX_THOUGHT_LINES,
     Scope,
     as_list,
     as_text,
     fenced_code_blocks,
+    file_lines,
     files_in_params,
     files_under,
     home_dir,
@@ -174,6 +177,14 @@ def _conversation(
     versions = [r["version"] for r in chain if isinstance(r.get("version"), str)]
     if versions:
         meta["version"] = versions[-1]
+    thoughts = [
+        line
+        for r in chain
+        if isinstance(r.get("message"), dict) and r.get("type") == "assistant"
+        for b in _blocks(r["message"].get("content"))
+        if b.get("type") == "thinking" and isinstance(b.get("thinking"), str)
+        for line in file_lines(b["thinking"])
+    ]
     return Conversation(
         tool=TOOL,
         external_id=sid or path.stem,
@@ -185,6 +196,7 @@ def _conversation(
         ended_at=end,
         origin=where,
         metadata=meta,
+        thoughts=tuple(thoughts[:MAX_THOUGHT_LINES]),
     )
 
 

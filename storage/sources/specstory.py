@@ -22,9 +22,11 @@ from pathlib import Path
 from typing import Any
 
 from storage.sources.chats import (
+    MAX_THOUGHT_LINES,
     Scope,
     clip,
     fenced_code_blocks,
+    file_lines,
     numbered,
     read_text,
     span,
@@ -52,8 +54,6 @@ _SUMMARY = re.compile(r"<summary\b[^>]*>(.*?)</summary>", re.DOTALL | re.IGNOREC
 _TOOL_NAME = re.compile(r'data-tool-name="([^"]*)"')
 _COMMENT = re.compile(r"<!--.*?-->", re.DOTALL)
 _TAG = re.compile(r"<[^>]+>")
-_FILE_LIKE = re.compile(r"[\w-]\.[A-Za-z][A-Za-z0-9]{0,7}\b")
-MAX_THOUGHT_LINES = 2000
 
 
 def default_locations(
@@ -234,14 +234,14 @@ def _turn_messages(
         pos = m.end()
         block = m.group(0)
         if block.lower().startswith("<think"):
-            thoughts.extend(_file_lines(block))
+            thoughts.extend(file_lines(_TAG.sub(" ", block)))
             continue
         name_match = _TOOL_NAME.search(block[:500])
         summary_match = _SUMMARY.search(block)
         summary = _TAG.sub("", summary_match.group(1)) if summary_match else ""
         summary = " ".join(summary.replace("**", "").split())
         if summary.lower().startswith(("thought process", "thinking")):
-            thoughts.extend(_file_lines(_SUMMARY.sub("", block)))
+            thoughts.extend(file_lines(_TAG.sub(" ", _SUMMARY.sub("", block))))
             continue
         name = name_match.group(1) if name_match else summary or "details"
         shown = summary or name
@@ -256,9 +256,3 @@ def _turn_messages(
         )
     add_text(body[pos:])
     return out
-
-
-def _file_lines(block: str) -> list[str]:
-    """The lines of a reasoning block that name something file-like, without its tags."""
-    text = _TAG.sub(" ", block)
-    return [clip(line.strip(), 500) for line in text.split("\n") if _FILE_LIKE.search(line)]
