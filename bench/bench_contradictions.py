@@ -1,14 +1,16 @@
 """The local contradiction scanner on a labelled set and on whole real stores.
 
-    python -m bench.bench_contradictions [--embedder real|hashing] [--split all|tune|heldout]
-                                         [--no-stores] [--sample 12]
+    python -m bench.bench_contradictions [--embedder real|hashing] [--no-stores] [--sample 12]
+                                         [--split tune|heldout|fresh|all]
 
 1. ``bench/data/contradiction_pairs.json``: every pair's two texts become memories of one
    real temporary store (kinds, times and record numbers as ingestion would give them); the
    scanner runs over all of them as it runs on a write (``scan`` then ``record``). A pair is
    predicted a conflict when a contradiction was opened between its two memories. Recall and
-   precision per split (odd ids tune, even ids held out); contradictions opened across pairs
-   are listed apart (unlabelled).
+   precision per split (odd ids up to 92 tune, even ids held out; ``fresh``: pairs written
+   later, before the rules that followed were tuned, and never tuned on); contradictions
+   opened across pairs are listed apart (unlabelled). ``--split`` chooses the split whose
+   misses and false alarms are printed (the JSON has them all).
 2. Whole stores: the dev set's workspace (git, decision records, rules, chats) and this
    repository (git, decision records, rules) are ingested once (cached under
    ``bench/.cache/contradictions-*``); a copy has its contradictions cleared and every current
@@ -42,6 +44,8 @@ from bench.common import (
 )
 
 PAIRS = BENCH_DIR / "data" / "contradiction_pairs.json"
+SPLITS = ("tune", "heldout", "fresh", "all")
+"""The labelled splits; ``all`` is every pair."""
 THIS_REPO = BENCH_DIR.parent
 ADR_DATA = THIS_REPO.parent / "shared" / "data" / "adr"
 """Real decision records (``../shared/data/adr`` beside the repository), when present."""
@@ -159,7 +163,7 @@ def labelled(embedder_name: str) -> dict[str, Any]:
             if key not in labelled_pairs
         ]
         store.close()
-    out = {split: score(load_pairs(split), ids, opened) for split in ("tune", "heldout", "all")}
+    out = {split: score(load_pairs(split), ids, opened) for split in SPLITS}
     out["acrossPairs"] = {"count": len(across), "sample": across[:15]}
     out["scanPerMemory"] = summarize_ms(times)
     return out
@@ -272,12 +276,15 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--embedder", default="real", choices=("real", "hashing"))
     ap.add_argument("--no-stores", action="store_true", help="only the labelled pairs")
     ap.add_argument("--sample", type=int, default=12)
+    ap.add_argument(
+        "--split", default="tune", choices=SPLITS, help="the split whose misses are printed"
+    )
     ap.add_argument("--devset-ws", type=Path, default=CACHE_DIR / "devset-ws")
     args = ap.parse_args(argv)
     m = machine()
     log(machine_line(m))
     result: dict[str, Any] = {"embedder": args.embedder, "labelled": labelled(args.embedder)}
-    for split in ("tune", "heldout", "all"):
+    for split in SPLITS:
         s = result["labelled"][split]
         log(
             f"{split:8} pairs {s['pairs']:3}  recall {s['recall']}  precision {s['precision']}  "
@@ -285,10 +292,10 @@ def main(argv: list[str] | None = None) -> int:
         )
     log(f"opened across pairs (unlabelled): {result['labelled']['acrossPairs']['count']}")
     log(f"scan per memory: {result['labelled']['scanPerMemory']}")
-    # only the tuning half is printed: the held-out half is for reporting (the JSON has all)
-    for miss in result["labelled"]["tune"]["missed"]:
+    # only the tuning split is printed unless asked: the others are for reporting
+    for miss in result["labelled"][args.split]["missed"]:
         log(f"  missed #{miss['id']} ({miss['type']}): {miss['a'][:60]!r} / {miss['b'][:60]!r}")
-    for alarm in result["labelled"]["tune"]["falseAlarms"]:
+    for alarm in result["labelled"][args.split]["falseAlarms"]:
         log(f"  false alarm #{alarm['id']} ({alarm['type']}): {alarm['reason'][:150]}")
     if not args.no_stores:
         stores: list[tuple[str, Path, list[str], list[str] | None]] = []
