@@ -202,6 +202,8 @@ def _stem(word: str) -> str:
     w = _IRREGULAR.get(word)
     if w is not None:
         return w
+    if word.endswith("olution") and len(word) > 8:  # resolution, resolve → resolv
+        return word[:-5] + "v"
     if word.endswith("ied") and len(word) > 4:
         return word[:-3] + "y"
     if word.endswith("ies") and len(word) > 4:
@@ -252,6 +254,7 @@ class _Clause:
     negative: bool
     changes: bool = False  # it reports a change (removed, replaced, dropped…)
     target: frozenset[str] = frozenset()  # what a negative clause says no to (first words)
+    tokens: tuple[str, ...] = ()  # its words in order, as written (lower case)
 
 
 @dataclass(frozen=True)
@@ -271,6 +274,7 @@ class _Value:
     value: str
     context: frozenset[str]
     text: str
+    loose: bool = False  # its key is a phrase: the two must be about the same (shared words)
 
 
 @dataclass(frozen=True)
@@ -281,9 +285,19 @@ class _Ref:
     text: str
 
 
+@dataclass(frozen=True)
+class _Closed:
+    """A closed list: "can only be resolved as a, b or c" (``head``: the words before it)."""
+
+    head: frozenset[str]
+    items: frozenset[str]
+    text: str
+
+
 @dataclass
 class _Analysis:
     clauses: list[_Clause] = field(default_factory=list)
+    closed: list[_Closed] = field(default_factory=list)
     choices: list[_Choice] = field(default_factory=list)
     changes: list[_Choice] = field(default_factory=list)  # loser only: what stopped holding
     values: list[_Value] = field(default_factory=list)
@@ -310,7 +324,13 @@ _CHOICE_PATTERNS = (
         re.I,
     ),
     re.compile(r"(?P<w>[^,;:()]{2,60}?),\s+(?:not|never)\s+(?P<l>[^,;:.()]{2,60})", re.I),
+    re.compile(
+        r"(?P<w>[^,;:()]{2,60}?)\s*(?:\(\s*|[—–]\s*|\s-\s+)(?:not|never)\s+(?P<l>[^,;:.()—–]{2,60})",
+        re.I,
+    ),
 )
+_SAYS_NOT = (_CHOICE_PATTERNS[4], _CHOICE_PATTERNS[5])
+"""Patterns whose clause says its first part ("X, not Y", "X (not Y)"): it is no negation."""
 _IN_FAVOUR = re.compile(
     r"(?P<l>[^,;:()]{2,60}?)\s+(?:(?:was|is|were|are|got|has\s+been)\s+)?"
     r"(?:dropped|removed|deprecated|abandoned|replaced)\s+in\s+favou?r\s+of\s+(?P<w>[^,;:.()]{2,60})",
@@ -360,6 +380,50 @@ _REF = re.compile(
     r"(?:\[\s*)?(?:(?:adr|decision|record|rfc)\s*[#-]?\s*|#)?0*(?P<n>\d{1,4})\b",
     re.I,
 )
+_NUMBER_WORDS = {
+    w: str(i)
+    for i, w in enumerate(
+        "zero one two three four five six seven eight nine ten eleven twelve".split()
+    )
+}
+_NUMBER_WORD = re.compile(r"\b(?:" + "|".join(_NUMBER_WORDS) + r")\b(?=\s+[a-z])", re.I)
+_MULTIPLE = re.compile(
+    r"(?:\b(?P<w>twice|double|thrice|triple)|(?<![\w.])(?P<v>\d+(?:\.\d+)?)\s*(?:×|x\b|times\b))"
+    r"\s+(?:the\s+|as\s+\w+\s+as\s+(?:the\s+)?)?(?P<k>[a-z][a-z-]{2,30}(?:\s+[a-z][a-z-]{2,30})?)",
+    re.I,
+)
+_TIMES = {"twice": "2", "double": "2", "thrice": "3", "triple": "3"}
+_PER = re.compile(
+    r"(?<![\w.])(?P<v>\d[\d,]*)\s+(?:[a-z-]+\s+){0,2}?(?:per|each)\s+(?P<k>[a-z][a-z-]{2,30})",
+    re.I,
+)
+_IN_ONE = re.compile(
+    r"\b(?:in|within|inside)\s+(?:just\s+)?(?:one|a\s+single|1)\s+(?P<k>[a-z][a-z-]{2,30})", re.I
+)
+"""How many things go in one unit: "500 memories per transaction" against "in one transaction"
+(everything in one)."""
+_TOKEN = re.compile(r"`[^`\s]{1,40}`|[a-z0-9][\w.+#/-]*|[=×]")
+_SLOT_BEFORE = frozenset(
+    "use uses using used via with by to as is are be default defaults = set sets prefer prefers "
+    "preferred".split()
+)
+"""Words after which one thing stands for another (a tool, a value, a type): "uses X for …"."""
+_SWITCH_ON = re.compile(
+    r"\b(?:turn(?:s|ed|ing)?|switch(?:es|ed|ing)?|left|leave|kept|keeps?|stays?|set\s+to)\s+"
+    r"(?:[\w'-]+\s+){0,3}?on\b|\bon\b\s*(?=$|[,.;)\]—–(]|\s[-—–]\s|by\s+default)",
+    re.I,
+)
+""""on" as a setting (it is a stop word elsewhere): "arena on", "turned the cache on"."""
+_FIELD_LINE = re.compile(
+    r"^\s*(?:[-*]\s+)?`?(?P<k>[a-z_][a-z0-9_]{1,40})`?\s*:\s*`?"
+    r"(?P<v>[A-Za-z_][\w.]*(?:\[[\w., |]+\])?(?:\s*\|\s*None)?)`?"
+    r"\s*(?:=\s*[^\n]{0,80})?(?:#[^\n]*)?$",
+    re.M,
+)
+"""A typed field or setting on its own line (``url: HttpUrl``, ``timeout: int = 30``)."""
+_ONLY_LIST = re.compile(r"\bonly\b\s+(?P<rest>[^.;()]{3,200})", re.I)
+_LIST_SPLIT = re.compile(r",\s*(?:or\s+|and\s+)?|\s+(?:or|and)\s+", re.I)
+_QUOTED = re.compile(r"['\"`‘“](?P<q>[A-Za-z][\w.-]{1,30})['\"`’”]")
 _TITLE_NUMBER = re.compile(r"^\s*(?:ADR|Decision|RFC)[\s#-]*0*(\d{1,4})\s*[:.]", re.I)
 _PARTLY_STATUS = re.compile(r"^\s*Status:\s*(?:partly|partially|in part)\s+super", re.I | re.M)
 _COMMON_KEYS = frozenset(
@@ -410,8 +474,24 @@ def _clauses(text: str) -> list[str]:
     return out
 
 
-def _values_of(clause: str, words: frozenset[str]) -> list[_Value]:
+def _counted_values(clause: str, words: frozenset[str]) -> list[_Value]:
+    """Multiples ("twice the rate", "3× the rate") and amounts per unit ("500 memories per
+    transaction", "in one transaction"): values compared by their subject, not their key."""
     out: list[_Value] = []
+    for m in _MULTIPLE.finditer(clause):
+        v = _TIMES.get((m.group("w") or "").lower()) or m.group("v")
+        key = " ".join(_stem(w) for w in m.group("k").lower().split() if w not in _STOP)
+        if key:
+            out.append(_Value(f"× {key}", v, words, clause, loose=True))
+    for pattern, v in ((_PER, None), (_IN_ONE, "all of it in one")):
+        for m in pattern.finditer(clause):
+            unit = _stem(m.group("k").lower())
+            out.append(_Value(f"per {unit}", v or m.group("v"), words - {unit}, clause, loose=True))
+    return out
+
+
+def _values_of(clause: str, words: frozenset[str]) -> list[_Value]:
+    out: list[_Value] = _counted_values(clause, words)
     row = _ROW.match(clause)
     if row and not set(row.group("v")) <= set("-: "):
         k = row.group("k").strip().lower()
@@ -419,8 +499,9 @@ def _values_of(clause: str, words: frozenset[str]) -> list[_Value]:
         if k and v and k != v and not set(k) <= set("-: "):
             out.append(_Value(k, v, frozenset(), clause))
         return out
+    counted = _NUMBER_WORD.sub(lambda m: _NUMBER_WORDS[m.group(0).lower()], clause)
     for pattern in (_ASSIGN, _NUMBERED, _COUNTED):
-        for m in pattern.finditer(clause):
+        for m in pattern.finditer(counted if pattern is _COUNTED else clause):
             k = m.group("k").lower().strip(".-")
             if pattern is _COUNTED:
                 k = _stem(k)
@@ -449,6 +530,7 @@ def analyse(text: str) -> _Analysis:
     if head:
         a.number = int(head.group(1))
     a.partly_superseded = bool(_PARTLY_STATUS.search(text))
+    a.values += _field_values(text)
     for m in _REF.finditer(text):
         partial = bool(m.group("part")) or m.group("verb").lower().startswith("amend")
         a.refs.append(_Ref(int(m.group("n")), bool(m.group("by")), partial, _clip(m.group(0))))
@@ -465,7 +547,7 @@ def analyse(text: str) -> _Analysis:
                     negated = bool(re.match(r"\W*(?:not|no|never)\b", m.group("l"), re.I))
                     a.choices.append(_Choice(w, loser, clause, negated))
                     stripped = stripped.replace(m.group("l"), " ")
-                    if pattern is _CHOICE_PATTERNS[4]:
+                    if pattern in _SAYS_NOT:
                         negative = False  # "X, not Y" says X
         changes = len(a.changes)
         for pattern in _CHANGE_PATTERNS:
@@ -474,16 +556,48 @@ def analyse(text: str) -> _Analysis:
                 if loser:
                     a.changes.append(_Choice(frozenset(), loser, clause))
         a.values += _values_of(clause, words)
+        a.closed += _closed_lists(clause)
+        switch = frozenset({"on"}) if _SWITCH_ON.search(clause) else frozenset()
         a.clauses.append(
             _Clause(
                 clause,
-                content_words(stripped) or words,
+                (content_words(stripped) or words) | switch,
                 negative,
                 len(a.changes) > changes or bool(_CHANGED.search(clause)),
                 _first_words(stated[first.end() :], 3) if negative and first else frozenset(),
+                tuple(t.strip("`") for t in _TOKEN.findall(clause.lower())),
             )
         )
     return a
+
+
+def _field_values(text: str) -> list[_Value]:
+    """Typed fields and settings, one per line: their key is the field, their subject what
+    the text is about (the field name alone says little)."""
+    found = [m for m in _FIELD_LINE.finditer(text) if m.group("k") not in _COMMON_KEYS]
+    if not found:
+        return []
+    about = content_words(text[:SHORT_CHARS])
+    out = []
+    for m in found:
+        k, v = m.group("k"), " ".join(m.group("v").split())
+        context = about - content_words(f"{k} {v}")
+        out.append(_Value(f"{k}:", v.lower(), context, m.group(0).strip(), loose=True))
+    return out
+
+
+def _closed_lists(clause: str) -> list[_Closed]:
+    """The closed lists of a clause: "only" then three or more short items."""
+    out = []
+    for m in _ONLY_LIST.finditer(clause):
+        items = [i.strip(" '\"`‘’“”") for i in _LIST_SPLIT.split(m.group("rest").strip())]
+        if len(items) < 3 or any(not i or len(i.split()) > 3 for i in items[1:]):
+            continue
+        lead = items[0].split()  # "be resolved as a_wins": its last word is the first item
+        names = [lead[-1], *(i.split()[0] for i in items[1:])]
+        head = content_words(clause[: m.start()] + " " + " ".join(lead[:-1]))
+        out.append(_Closed(head, frozenset(_stem(n.lower()) for n in names), clause))
+    return out
 
 
 # ---------------------------------------------------------------------------- the detectors
@@ -535,6 +649,14 @@ def _value_finding(ax: _Analysis, ay: _Analysis) -> Finding | None:
         for vy in ay.values:
             if vx.key != vy.key or vx.value == vy.value:
                 continue
+            if vx.loose:
+                if _same_subject(vx.context, vy.context) < OVERLAP:
+                    continue
+                return Finding(
+                    "value",
+                    f"{vx.key}: {vx.value} vs {vy.value} — “{_clip(vx.text)}” / “{_clip(vy.text)}”",
+                    0.8,
+                )
             specific = bool(re.search(r"[_.]", vx.key)) or (not vx.context and not vy.context)
             if not specific:
                 shared = vx.context & vy.context
@@ -690,6 +812,73 @@ def _polarity_finding(ax: _Analysis, ay: _Analysis) -> Finding | None:
     return None
 
 
+def _slot(tx: tuple[str, ...], ty: tuple[str, ...]) -> tuple[int, int, int] | None:
+    """Where two token runs differ in one short slot: (prefix length, suffix length, slot
+    length in ``tx``); None when they differ elsewhere too."""
+    n = min(len(tx), len(ty))
+    p = 0
+    while p < n and tx[p] == ty[p]:
+        p += 1
+    q = 0
+    while q < n - p and tx[-1 - q] == ty[-1 - q]:
+        q += 1
+    lx, ly = len(tx) - p - q, len(ty) - p - q
+    if not (1 <= lx <= 3 and 1 <= ly <= 3):
+        return None
+    return p, q, lx
+
+
+def _swap_finding(ax: _Analysis, ay: _Analysis) -> Finding | None:
+    """The same sentence with one thing swapped for another where one thing is named ("uses
+    X for package management" / "uses Y for package management")."""
+    for cx in ax.clauses:
+        for cy in ay.clauses:
+            if cx.negative != cy.negative or not (cx.words & cy.words):
+                continue
+            at = _slot(cx.tokens, cy.tokens)
+            if at is None:
+                continue
+            p, q, lx = at
+            if not _SLOT_BEFORE.intersection(cx.tokens[max(0, p - 3) : p]):
+                continue  # the slot follows no verb of choice (within its last three words)
+            frame = cx.tokens[:p] + cx.tokens[len(cx.tokens) - q :]
+            if len(frame) < 4 or len(content_words(" ".join(frame))) < 2:
+                continue
+            sx = content_words(" ".join(cx.tokens[p : p + lx]))
+            sy = content_words(" ".join(cy.tokens[p : len(cy.tokens) - q]))
+            if not sx or not sy or sx & sy:
+                continue
+            return Finding(
+                "value",
+                f"{'/'.join(sorted(sx))} against {'/'.join(sorted(sy))} — “{_clip(cx.text)}” / "
+                f"“{_clip(cy.text)}”",
+                0.7,
+            )
+    return None
+
+
+def _closed_finding(ax: _Analysis, ay: _Analysis) -> Finding | None:
+    """One names a closed list ("can only be resolved as a, b or c"), the other a new member
+    of it, quoted, about the same thing: the list grew (the side with the new one is newer)."""
+    for first_newer, (an, ao) in ((False, (ax, ay)), (True, (ay, ax))):
+        for closed in an.closed:
+            for clause in ao.clauses:
+                if len(closed.head & clause.words) < 2:
+                    continue
+                for m in _QUOTED.finditer(clause.text):
+                    new = _stem(m.group("q").lower())
+                    if new in closed.items or new in closed.head:
+                        continue
+                    return Finding(
+                        "changed",
+                        f"only {', '.join(sorted(closed.items))} — “{_clip(closed.text)}” — "
+                        f"now also {m.group('q')}: “{_clip(clause.text)}”",
+                        0.7,
+                        first_newer=first_newer,
+                    )
+    return None
+
+
 def detect(x: Memory, y: Memory) -> Finding | None:
     """Whether two memories disagree, and why (local rules only)."""
     if not x.text.strip() or not y.text.strip():
@@ -714,6 +903,8 @@ def detect(x: Memory, y: Memory) -> Finding | None:
         or _change_finding(x, ax, y, ay)
         or _polarity_finding(ax, ay)
         or _antonym_finding(ax, ay)
+        or _swap_finding(ax, ay)
+        or _closed_finding(ax, ay)
     )
 
 
