@@ -11,15 +11,23 @@ pair, whatever the first one's status). The types:
   "partly", "amends" or a "partly superseded" status make it *partial*: the two are linked
   (EVOLVED_INTO) and the older stays valid;
 - **value**: the same key or setting with another value (``timeout = 30`` / ``timeout = 60``,
-  "port 8080" / "port 9090", "3 workers" / "5 workers", a table row ``|Staging|10.2.0.0/16|`` /
-  ``|Staging|10.12.0.0/16|``), the rest of the two statements about the same thing;
+  "port 8080" / "port 9090", "3 workers" / "five workers", a table row ``|Staging|10.2.0.0/16|``
+  / ``|Staging|10.12.0.0/16|``, a typed field on its own line ``url: str`` / ``url: Url``,
+  "twice the rate" / "3× the rate", "in one transaction" / "500 rows per transaction"), the
+  rest of the two statements about the same thing; or the same sentence with one slot swapped
+  after a verb of choice ("uses X for packaging" / "uses Y for packaging": the slot within
+  three words after use, with, via, as, is, to, default, set, prefer…, never the subject);
 - **preference**: "X over Y" against "Y over X" (also instead of, rather than, replace … with,
   switch from … to, "X, not Y");
 - **changed**: one says what the other states stopped holding ("no longer", "instead of",
-  "replaced", "reverted", "stopped using", "removed", "X is no longer used"); the side that
-  reports the change is the newer (a rule read today may be older than the commit);
+  "replaced", "reverted", "stopped using", "removed", "X is no longer used", "X (not Y)");
+  the side that reports the change is the newer (a rule read today may be older than the
+  commit); what a memory says stopped holding is also looked up by its words, as a change is
+  often worded far from the statement it ends; or one closes a list ("can only be a, b or
+  c") and the other, about the same, names a new member of it, quoted (the newer side);
 - **polarity**: one says do, the other do not, about the same thing (always/never, use/don't
-  use, an opposite word such as on/off or ignores/respects); "don't … without …" is a do, and
+  use, an opposite word such as on/off, manual/automatic or ignores/respects, "on" read as a
+  setting only at a clause's end or after turn/switch/keep); "don't … without …" is a do, and
   a negation inside an if/when condition states nothing.
 
 Two decision records are compared only on what they decide (their Decision part), through
@@ -73,6 +81,9 @@ CHANGE_KINDS: tuple[Kind, ...] = (Kind.EPISODE,)
 but are not compared with each other."""
 NEIGHBOURS = 8
 """Nearest neighbours compared with each scanned memory."""
+CHANGE_NEIGHBOURS = 4
+"""Memories found by the words of what a memory says stopped holding ("no longer X", "removed
+X"), compared too: a change is often worded far from the statement it ends."""
 MIN_SIMILARITY = 0.3
 """Vector neighbours less similar than this are not compared."""
 MAX_EPISODE_CHARS = 2000
@@ -266,6 +277,7 @@ class _Choice:
     loser: frozenset[str]
     text: str
     negated: bool = False
+    phrase: str = ""  # what stopped holding, as written
 
 
 @dataclass(frozen=True)
@@ -554,7 +566,7 @@ def analyse(text: str) -> _Analysis:
             for m in pattern.finditer(clause):
                 loser = _first_words(m.group("l"))
                 if loser:
-                    a.changes.append(_Choice(frozenset(), loser, clause))
+                    a.changes.append(_Choice(frozenset(), loser, clause, phrase=m.group("l")))
         a.values += _values_of(clause, words)
         a.closed += _closed_lists(clause)
         switch = frozenset({"on"}) if _SWITCH_ON.search(clause) else frozenset()
@@ -752,8 +764,27 @@ _ANTONYMS: tuple[tuple[str, str], ...] = (
     ("strict", "lenient"),
     ("sequential", "parallel"),
 )
+_OPPOSITE_WORDS: tuple[tuple[str, str], ...] = (
+    ("manual", "automatic"),
+    ("manually", "automatically"),
+    ("static", "dynamic"),
+    ("absolute", "relative"),
+    ("visible", "hidden"),
+    ("opt-in", "opt-out"),
+    ("allowlist", "denylist"),
+    ("whitelist", "blacklist"),
+    ("ascending", "descending"),
+    ("increase", "decrease"),
+    ("online", "offline"),
+    ("stateless", "stateful"),
+    ("inclusive", "exclusive"),
+    ("case-sensitive", "case-insensitive"),
+    ("writable", "read-only"),
+    ("headless", "headed"),
+)
+"""Opposite words of general and engineering English, stemmed as clauses are."""
 _OPPOSITE: dict[str, frozenset[str]] = {}
-for _a, _b in _ANTONYMS:
+for _a, _b in (*_ANTONYMS, *((_stem(x), _stem(y)) for x, y in _OPPOSITE_WORDS)):
     _OPPOSITE[_a] = _OPPOSITE.get(_a, frozenset()) | {_b}
     _OPPOSITE[_b] = _OPPOSITE.get(_b, frozenset()) | {_a}
 
@@ -833,7 +864,9 @@ def _swap_finding(ax: _Analysis, ay: _Analysis) -> Finding | None:
     X for package management" / "uses Y for package management")."""
     for cx in ax.clauses:
         for cy in ay.clauses:
-            if cx.negative != cy.negative or not (cx.words & cy.words):
+            if not cx.tokens or not cy.tokens or cx.tokens[0] != cy.tokens[0]:
+                continue  # the slot follows a shared beginning
+            if cx.negative != cy.negative:
                 continue
             at = _slot(cx.tokens, cy.tokens)
             if at is None:
@@ -939,10 +972,30 @@ def _neighbours(store: MemoryStore, m: Memory, k: int) -> list[int]:
     except StoreError:
         return []
     found = [h.memory.id for h in hits if h.memory.id != m.id]
-    numbers = [r.number for r in analyse(m.text[:MAX_TEXT]).refs]
+    analysis = analyse(m.text[:MAX_TEXT])
+    for i in _changed_neighbours(store, m, analysis, filters):
+        if i not in found:
+            found.append(i)
+    numbers = [r.number for r in analysis.refs]
     for ids in decisions_numbered(store, numbers).values():
         found += [i for i in ids if i != m.id and i not in found]
     return found
+
+
+def _changed_neighbours(
+    store: MemoryStore, m: Memory, a: _Analysis, filters: MemoryFilter
+) -> list[int]:
+    """Memories that hold the words of what ``m`` says stopped holding (keyword search)."""
+    phrases = [c.phrase for c in a.changes[:3] if c.phrase]
+    if not phrases or m.kind is Kind.DECISION:
+        return []
+    try:
+        hits = search(
+            store, " ".join(phrases)[:300], filters=filters, k=CHANGE_NEIGHBOURS + 1, mode="keyword"
+        )
+    except StoreError:
+        return []
+    return [h.memory.id for h in hits if h.memory.id != m.id]
 
 
 def _newer_first(x: Memory, y: Memory, finding: Finding) -> tuple[Memory, Memory]:
