@@ -433,6 +433,12 @@ _FIELD_LINE = re.compile(
     re.M,
 )
 """A typed field or setting on its own line (``url: HttpUrl``, ``timeout: int = 30``)."""
+_UNGIVEN = re.compile(
+    r"\b(?:when|if|where)\s+no\s+(?P<x>[\w-]+(?:\s+[\w-]+){0,2}?)\s+(?:is|are|was|were)\s+"
+    r"(?:specified|given|set|passed|provided|chosen|selected|configured|named)\b",
+    re.I,
+)
+"""A default case: "when no engines are specified" (what happens then is the default)."""
 _ONLY_LIST = re.compile(r"\bonly\b\s+(?P<rest>[^.;()]{3,200})", re.I)
 _LIST_SPLIT = re.compile(r",\s*(?:or\s+|and\s+)?|\s+(?:or|and)\s+", re.I)
 _QUOTED = re.compile(r"['\"`‘“](?P<q>[A-Za-z][\w.-]{1,30})['\"`’”]")
@@ -594,7 +600,7 @@ def _field_values(text: str) -> list[_Value]:
     for m in found:
         k, v = m.group("k"), " ".join(m.group("v").split())
         context = about - content_words(f"{k} {v}")
-        out.append(_Value(f"{k}:", v.lower(), context, m.group(0).strip(), loose=True))
+        out.append(_Value(f"field {k}", v.lower(), context, m.group(0).strip(), loose=True))
     return out
 
 
@@ -890,6 +896,34 @@ def _swap_finding(ax: _Analysis, ay: _Analysis) -> Finding | None:
     return None
 
 
+def _defaults(a: _Analysis) -> list[tuple[frozenset[str], frozenset[str], str]]:
+    """The default cases of a text: (what is not given, what happens then, the clause)."""
+    out = []
+    for c in a.clauses:
+        m = _UNGIVEN.search(c.text)
+        if m is None:
+            continue
+        given = content_words(m.group("x"))
+        then = content_words(c.text[: m.start()] + " " + c.text[m.end() :])
+        if given and then & given and then - given:  # it says what stands for the missing one
+            out.append((given, then - given, c.text))
+    return out
+
+
+def _default_finding(ax: _Analysis, ay: _Analysis) -> Finding | None:
+    """Two defaults for the same thing left out: "when no engines are specified, search every
+    engine" / "… the 'best' engines when no engines are specified"."""
+    for given_x, then_x, text_x in _defaults(ax):
+        for given_y, then_y, text_y in _defaults(ay):
+            if given_x == given_y and not (then_x & then_y):
+                return Finding(
+                    "value",
+                    f"another default — “{_clip(text_x)}” / “{_clip(text_y)}”",
+                    0.7,
+                )
+    return None
+
+
 def _closed_finding(ax: _Analysis, ay: _Analysis) -> Finding | None:
     """One names a closed list ("can only be resolved as a, b or c"), the other a new member
     of it, quoted, about the same thing: the list grew (the side with the new one is newer)."""
@@ -938,6 +972,7 @@ def detect(x: Memory, y: Memory) -> Finding | None:
         or _antonym_finding(ax, ay)
         or _swap_finding(ax, ay)
         or _closed_finding(ax, ay)
+        or _default_finding(ax, ay)
     )
 
 

@@ -579,6 +579,15 @@ RULE_PAIRS: dict[str, tuple[str, str, str, tuple[str, str]]] = {
             "Jobs of the queue that crash end in state 'failed' with their traceback.",
         ),
     ),
+    "two defaults for the same thing left out": (
+        "When no region is given, upload to every configured region.",
+        "Use 'eu-west' as the default region when no region is given.",
+        "value",
+        (
+            "When no region is given, upload to every configured region.",
+            "When no region is given, log a warning before the upload starts.",
+        ),
+    ),
     "a typed field with another type": (
         "class UploadSettings:\n    timeout: int\n    bucket: str\n    region: str",
         "class UploadSettings:\n    timeout: float\n    bucket: str\n    region: str",
