@@ -433,6 +433,12 @@ _FIELD_LINE = re.compile(
     re.M,
 )
 """A typed field or setting on its own line (``url: HttpUrl``, ``timeout: int = 30``)."""
+_PURPOSE = re.compile(
+    r"\b(?:use[sd]?|using|prefer(?:s|red)?|rel(?:y|ies|ied)\s+on|relying\s+on|choose|chose|chosen)"
+    r"\s+(?P<o>[^\s,;:()]+(?:\s+[^\s,;:()]+){0,3}?)\s+(?:for|to|as)\s+(?P<p>[^,;:()—–]{3,80})",
+    re.I,
+)
+"""A tool for a purpose: "uses `uv` for Python package management"."""
 _UNGIVEN = re.compile(
     r"\b(?:when|if|where)\s+no\s+(?P<x>[\w-]+(?:\s+[\w-]+){0,2}?)\s+(?:is|are|was|were)\s+"
     r"(?:specified|given|set|passed|provided|chosen|selected|configured|named)\b",
@@ -896,6 +902,37 @@ def _swap_finding(ax: _Analysis, ay: _Analysis) -> Finding | None:
     return None
 
 
+def _purposes(a: _Analysis) -> list[tuple[frozenset[str], frozenset[str], frozenset[str], str]]:
+    """What serves which purpose: (subject words, tool words, purpose words, the clause)."""
+    out = []
+    for c in a.clauses:
+        if c.negative:
+            continue
+        for m in _PURPOSE.finditer(c.text):
+            tool, purpose = content_words(m.group("o")), content_words(m.group("p"))
+            if tool and len(purpose) >= 2 and not (tool & purpose):
+                out.append((content_words(c.text[: m.start()]), tool, purpose, c.text))
+    return out
+
+
+def _purpose_finding(ax: _Analysis, ay: _Analysis) -> Finding | None:
+    """The same purpose served by another tool, for the same subject ("uses X for package
+    management" / "uses Y for package management")."""
+    for subject_x, tool_x, purpose_x, text_x in _purposes(ax):
+        for subject_y, tool_y, purpose_y, text_y in _purposes(ay):
+            if tool_x & tool_y or _same_subject(purpose_x, purpose_y) < OVERLAP:
+                continue
+            if subject_x and subject_y and not (subject_x & subject_y):
+                continue  # two subjects, each with its own tool
+            return Finding(
+                "value",
+                f"{'/'.join(sorted(tool_x))} against {'/'.join(sorted(tool_y))} for the same — "
+                f"“{_clip(text_x)}” / “{_clip(text_y)}”",
+                0.7,
+            )
+    return None
+
+
 def _defaults(a: _Analysis) -> list[tuple[frozenset[str], frozenset[str], str]]:
     """The default cases of a text: (what is not given, what happens then, the clause)."""
     out = []
@@ -971,6 +1008,7 @@ def detect(x: Memory, y: Memory) -> Finding | None:
         or _polarity_finding(ax, ay)
         or _antonym_finding(ax, ay)
         or _swap_finding(ax, ay)
+        or _purpose_finding(ax, ay)
         or _closed_finding(ax, ay)
         or _default_finding(ax, ay)
     )

@@ -525,6 +525,15 @@ RULE_PAIRS: dict[str, tuple[str, str, str, tuple[str, str]]] = {
             "The exporter uses an API key from the environment for every request.",
         ),
     ),
+    "another tool for the same purpose": (
+        "The CLI uses click for argument parsing and help pages.",
+        "The CLI relies on typer for argument parsing and help pages of every command.",
+        "value",
+        (
+            "The CLI uses click for argument parsing and help pages.",
+            "The test runner uses argparse for argument parsing and help pages.",
+        ),
+    ),
     "so many per unit against all in one": (
         "The importer writes all rows of a file in one transaction.",
         "The importer writes the rows of a file 1000 rows per transaction so readers wait less.",
