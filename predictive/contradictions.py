@@ -417,9 +417,10 @@ _IN_ONE = re.compile(
 _TOKEN = re.compile(r"`[^`\s]{1,40}`|[a-z0-9][\w.+#/-]*|[=×]")
 _SLOT_BEFORE = frozenset(
     "use uses using used via with by to as is are be default defaults = set sets prefer prefers "
-    "preferred".split()
+    "preferred per every each".split()
 )
-"""Words after which one thing stands for another (a tool, a value, a type): "uses X for …"."""
+"""Words after which one thing stands for another (a tool, a value, a type, a unit): "uses X
+for …", "loaded per X"."""
 _SWITCH_ON = re.compile(
     r"\b(?:turn(?:s|ed|ing)?|switch(?:es|ed|ing)?|left|leave|kept|keeps?|stays?|set\s+to)\s+"
     r"(?:[\w'-]+\s+){0,3}?on\b|\bon\b\s*(?=$|[,.;)\]—–(]|\s[-—–]\s|by\s+default)",

@@ -525,6 +525,15 @@ RULE_PAIRS: dict[str, tuple[str, str, str, tuple[str, str]]] = {
             "The exporter uses an API key from the environment for every request.",
         ),
     ),
+    "another unit after per": (
+        "The passage vectors of the index are loaded per query.",
+        "The passage vectors of the index are loaded per store.",
+        "value",
+        (
+            "The passage vectors of the index are loaded per query.",
+            "The passage vectors of the index are loaded per query and cached per store.",
+        ),
+    ),
     "another tool for the same purpose": (
         "The CLI uses click for argument parsing and help pages.",
         "The CLI relies on typer for argument parsing and help pages of every command.",
