@@ -22,11 +22,10 @@ pair, whatever the first one's status). The types:
 - **changed**: one says what the other states stopped holding ("no longer", "instead of",
   "replaced", "reverted", "stopped using", "removed", "X is no longer used", "X (not Y)");
   the side that reports the change is the newer (a rule read today may be older than the
-  commit); what a memory says stopped holding is also looked up by its words, as a change is
-  often worded far from the statement it ends; or one closes a list ("can only be a, b or
-  c") and the other, about the same, names a new member of it, quoted (the newer side);
+  commit); or one closes a list ("can only be a, b or c") and the other, about the same,
+  names a new member of it, quoted (the newer side);
 - **polarity**: one says do, the other do not, about the same thing (always/never, use/don't
-  use, an opposite word such as on/off, manual/automatic or ignores/respects, "on" read as a
+  use, an opposite word such as on/off, opt-in/opt-out or ignores/respects, "on" read as a
   setting only at a clause's end or after turn/switch/keep); "don't … without …" is a do, and
   a negation inside an if/when condition states nothing.
 
@@ -81,9 +80,6 @@ CHANGE_KINDS: tuple[Kind, ...] = (Kind.EPISODE,)
 but are not compared with each other."""
 NEIGHBOURS = 8
 """Nearest neighbours compared with each scanned memory."""
-CHANGE_NEIGHBOURS = 4
-"""Memories found by the words of what a memory says stopped holding ("no longer X", "removed
-X"), compared too: a change is often worded far from the statement it ends."""
 MIN_SIMILARITY = 0.3
 """Vector neighbours less similar than this are not compared."""
 MAX_EPISODE_CHARS = 2000
@@ -277,7 +273,6 @@ class _Choice:
     loser: frozenset[str]
     text: str
     negated: bool = False
-    phrase: str = ""  # what stopped holding, as written
 
 
 @dataclass(frozen=True)
@@ -394,10 +389,9 @@ _REF = re.compile(
 )
 _NUMBER_WORDS = {
     w: str(i)
-    for i, w in enumerate(
-        "zero one two three four five six seven eight nine ten eleven twelve".split()
-    )
+    for i, w in enumerate("two three four five six seven eight nine ten eleven twelve".split(), 2)
 }
+"""Number words counted as figures ("one" is mostly no count: "one place", "one credit")."""
 _NUMBER_WORD = re.compile(r"\b(?:" + "|".join(_NUMBER_WORDS) + r")\b(?=\s+[a-z])", re.I)
 _MULTIPLE = re.compile(
     r"(?:\b(?P<w>twice|double|thrice|triple)|(?<![\w.])(?P<v>\d+(?:\.\d+)?)\s*(?:×|x\b|times\b))"
@@ -416,7 +410,7 @@ _IN_ONE = re.compile(
 (everything in one)."""
 _TOKEN = re.compile(r"`[^`\s]{1,40}`|[a-z0-9][\w.+#/-]*|[=×]")
 _SLOT_BEFORE = frozenset(
-    "use uses using used via with by to as is are be default defaults = set sets prefer prefers "
+    "use uses using used via with by to as is are be default defaults set sets prefer prefers "
     "preferred per every each".split()
 )
 """Words after which one thing stands for another (a tool, a value, a type, a unit): "uses X
@@ -435,7 +429,7 @@ _FIELD_LINE = re.compile(
 )
 """A typed field or setting on its own line (``url: HttpUrl``, ``timeout: int = 30``)."""
 _PURPOSE = re.compile(
-    r"\b(?:use[sd]?|using|prefer(?:s|red)?|rel(?:y|ies|ied)\s+on|relying\s+on|choose|chose|chosen)"
+    r"\b(?:uses?|using|prefers?|rel(?:y|ies|ied)\s+on|relying\s+on|chooses?|chose)"
     r"\s+(?P<o>[^\s,;:()]+(?:\s+[^\s,;:()]+){0,3}?)\s+(?:for|to|as)\s+(?P<p>[^,;:()—–]{3,80})",
     re.I,
 )
@@ -579,7 +573,7 @@ def analyse(text: str) -> _Analysis:
             for m in pattern.finditer(clause):
                 loser = _first_words(m.group("l"))
                 if loser:
-                    a.changes.append(_Choice(frozenset(), loser, clause, phrase=m.group("l")))
+                    a.changes.append(_Choice(frozenset(), loser, clause))
         a.values += _values_of(clause, words)
         a.closed += _closed_lists(clause)
         switch = frozenset({"on"}) if _SWITCH_ON.search(clause) else frozenset()
@@ -778,24 +772,19 @@ _ANTONYMS: tuple[tuple[str, str], ...] = (
     ("sequential", "parallel"),
 )
 _OPPOSITE_WORDS: tuple[tuple[str, str], ...] = (
-    ("manual", "automatic"),
-    ("manually", "automatically"),
-    ("static", "dynamic"),
-    ("absolute", "relative"),
-    ("visible", "hidden"),
     ("opt-in", "opt-out"),
     ("allowlist", "denylist"),
     ("whitelist", "blacklist"),
     ("ascending", "descending"),
-    ("increase", "decrease"),
     ("online", "offline"),
     ("stateless", "stateful"),
-    ("inclusive", "exclusive"),
     ("case-sensitive", "case-insensitive"),
     ("writable", "read-only"),
     ("headless", "headed"),
 )
-"""Opposite words of general and engineering English, stemmed as clauses are."""
+"""Opposite words of engineering English that name one setting two ways, stemmed as clauses
+are (manual/automatic, increase/decrease, static/dynamic name two different things as often:
+"the manual release workflow" / "automatic release creation")."""
 _OPPOSITE: dict[str, frozenset[str]] = {}
 for _a, _b in (*_ANTONYMS, *((_stem(x), _stem(y)) for x, y in _OPPOSITE_WORDS)):
     _OPPOSITE[_a] = _OPPOSITE.get(_a, frozenset()) | {_b}
@@ -872,6 +861,26 @@ def _slot(tx: tuple[str, ...], ty: tuple[str, ...]) -> tuple[int, int, int] | No
     return p, q, lx
 
 
+def _after_choice(prefix: tuple[str, ...]) -> bool:
+    """Whether a slot after ``prefix`` follows a verb of choice, with at most two stop words
+    (an article, a preposition) between them: "uses the X", "loaded per X"."""
+    for back in range(1, min(3, len(prefix)) + 1):
+        word = prefix[-back]
+        if word in _SLOT_BEFORE:
+            return True
+        if word not in STOPWORDS:
+            return False
+    return False
+
+
+_NUMERIC = re.compile(r"^[$€£]?[\d.,:/%+-]+[a-z]{0,2}$")
+
+
+def _named(tokens: tuple[str, ...]) -> frozenset[str]:
+    """The content words of a slot that are not numbers ("$8.00", "30s")."""
+    return frozenset(w for w in content_words(" ".join(tokens)) if not _NUMERIC.match(w))
+
+
 def _swap_finding(ax: _Analysis, ay: _Analysis) -> Finding | None:
     """The same sentence with one thing swapped for another where one thing is named ("uses
     X for package management" / "uses Y for package management")."""
@@ -885,15 +894,18 @@ def _swap_finding(ax: _Analysis, ay: _Analysis) -> Finding | None:
             if at is None:
                 continue
             p, q, lx = at
-            if not _SLOT_BEFORE.intersection(cx.tokens[max(0, p - 3) : p]):
-                continue  # the slot follows no verb of choice (within its last three words)
+            if not _after_choice(cx.tokens[:p]):
+                continue
             frame = cx.tokens[:p] + cx.tokens[len(cx.tokens) - q :]
             if len(frame) < 4 or len(content_words(" ".join(frame))) < 2:
                 continue
-            sx = content_words(" ".join(cx.tokens[p : p + lx]))
-            sy = content_words(" ".join(cy.tokens[p : len(cy.tokens) - q]))
+            after = cx.tokens[len(cx.tokens) - q] if q else ""
+            if after and after not in _STOP and after not in _PREPOSITIONS:
+                continue  # "the News Search API" / "the Video Search API": a modifier, two things
+            sx = _named(cx.tokens[p : p + lx])
+            sy = _named(cy.tokens[p : len(cy.tokens) - q])
             if not sx or not sy or sx & sy:
-                continue
+                continue  # numbers are the value rule's: it reads what they count
             return Finding(
                 "value",
                 f"{'/'.join(sorted(sx))} against {'/'.join(sorted(sy))} — “{_clip(cx.text)}” / "
@@ -909,10 +921,11 @@ def _purposes(a: _Analysis) -> list[tuple[frozenset[str], frozenset[str], frozen
     for c in a.clauses:
         if c.negative:
             continue
-        for m in _PURPOSE.finditer(c.text):
+        stated = _CONDITION.sub(" ", c.text)  # "when using X as a library, …" states no choice
+        for m in _PURPOSE.finditer(stated):
             tool, purpose = content_words(m.group("o")), content_words(m.group("p"))
             if tool and len(purpose) >= 2 and not (tool & purpose):
-                out.append((content_words(c.text[: m.start()]), tool, purpose, c.text))
+                out.append((content_words(stated[: m.start()]), tool, purpose, c.text))
     return out
 
 
@@ -1046,30 +1059,10 @@ def _neighbours(store: MemoryStore, m: Memory, k: int) -> list[int]:
     except StoreError:
         return []
     found = [h.memory.id for h in hits if h.memory.id != m.id]
-    analysis = analyse(m.text[:MAX_TEXT])
-    for i in _changed_neighbours(store, m, analysis, filters):
-        if i not in found:
-            found.append(i)
-    numbers = [r.number for r in analysis.refs]
+    numbers = [r.number for r in analyse(m.text[:MAX_TEXT]).refs]
     for ids in decisions_numbered(store, numbers).values():
         found += [i for i in ids if i != m.id and i not in found]
     return found
-
-
-def _changed_neighbours(
-    store: MemoryStore, m: Memory, a: _Analysis, filters: MemoryFilter
-) -> list[int]:
-    """Memories that hold the words of what ``m`` says stopped holding (keyword search)."""
-    phrases = [c.phrase for c in a.changes[:3] if c.phrase]
-    if not phrases or m.kind is Kind.DECISION:
-        return []
-    try:
-        hits = search(
-            store, " ".join(phrases)[:300], filters=filters, k=CHANGE_NEIGHBOURS + 1, mode="keyword"
-        )
-    except StoreError:
-        return []
-    return [h.memory.id for h in hits if h.memory.id != m.id]
 
 
 def _newer_first(x: Memory, y: Memory, finding: Finding) -> tuple[Memory, Memory]:

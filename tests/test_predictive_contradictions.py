@@ -517,12 +517,30 @@ RULE_PAIRS: dict[str, tuple[str, str, str, tuple[str, str]]] = {
         ),
     ),
     "an object swapped, not the subject": (
-        "The importer uses an API key from the environment for every request.",
-        "The importer uses an API token from the environment for every request.",
+        "The importer signs with the private key from the environment for every request.",
+        "The importer signs with the session token from the environment for every request.",
         "value",
         (
-            "The importer uses an API key from the environment for every request.",
-            "The exporter uses an API key from the environment for every request.",
+            "The importer signs with the private key from the environment for every request.",
+            "The exporter signs with the private key from the environment for every request.",
+        ),
+    ),
+    "a modifier swapped names two things": (
+        "Uses poetry for dependency management in this repository.",
+        "Uses hatch for dependency management in this repository.",
+        "value",
+        (
+            "This table lists the headers supported by the News Search API.",
+            "This table lists the headers supported by the Video Search API.",
+        ),
+    ),
+    "a number swapped is left to the value rule": (
+        "The nightly build of the docs runs on three runners.",
+        "The nightly build of the docs runs on 5 runners.",
+        "value",
+        (
+            "Explorer plan: for 1000 searches, the prorated cost is $8.50.",
+            "Bootstrap plan: for 1000 searches, the prorated cost is $6.67.",
         ),
     ),
     "another unit after per": (
