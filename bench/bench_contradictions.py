@@ -205,7 +205,8 @@ def doc_paragraphs(roots: list[Path]) -> list[tuple[str, str]]:
     out = []
     for root in roots:
         for f in sorted(root.rglob("*.md")):
-            if any(part in str(f) for part in _SKIP_DOCS) or "/.specstory/" in str(f):
+            rel = "/" + str(f.relative_to(root))
+            if any(part in rel for part in (*_SKIP_DOCS, "/.specstory/")):
                 continue
             text = _CODE_BLOCK.sub(" ", f.read_text(encoding="utf-8", errors="replace"))
             for para in _PARAGRAPH.split(text):
