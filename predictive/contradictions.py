@@ -49,7 +49,7 @@ import re
 import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from functools import lru_cache
+from functools import cached_property, lru_cache
 from typing import Protocol
 
 from storage.conflict_pairs import (
@@ -205,7 +205,9 @@ _PREPOSITIONS = frozenset(
 _VERSION_OR_DATE = re.compile(r"^\d{4}-\d{2}(?:-\d{2})?$|^\d{1,2}:\d{2}")
 
 
+@lru_cache(maxsize=65536)
 def _stem(word: str) -> str:
+    """A word's crude stem (named, names → nam; resolution, resolve → resolv)."""
     w = _IRREGULAR.get(word)
     if w is not None:
         return w
@@ -312,6 +314,25 @@ class _Analysis:
     number: int | None = None
     partly_superseded: bool = False
 
+    @cached_property
+    def purposes(self) -> list[tuple[frozenset[str], frozenset[str], frozenset[str], str]]:
+        """What serves which purpose (see :func:`_purposes`), read once."""
+        return _purposes(self)
+
+    @cached_property
+    def defaults(self) -> list[tuple[frozenset[str], frozenset[str], str]]:
+        """The default cases (see :func:`_defaults`), read once."""
+        return _defaults(self)
+
+    @cached_property
+    def by_first_token(self) -> dict[str, list[_Clause]]:
+        """The clauses by their first word (the swap rule compares those that begin alike)."""
+        out: dict[str, list[_Clause]] = {}
+        for c in self.clauses:
+            if c.tokens:
+                out.setdefault(c.tokens[0], []).append(c)
+        return out
+
 
 _CHOICE_PATTERNS = (
     # winner over loser
@@ -399,6 +420,8 @@ _MULTIPLE = re.compile(
     re.I,
 )
 _TIMES = {"twice": "2", "double": "2", "thrice": "3", "triple": "3"}
+_MAY_COUNT = re.compile(r"\d|twice|double|thrice|triple|\bper\b|\beach\b|\bone\b|single", re.I)
+"""A quick look for what :data:`_MULTIPLE`, :data:`_PER` and :data:`_IN_ONE` need."""
 _PER = re.compile(
     r"(?<![\w.])(?P<v>\d[\d,]*)\s+(?:[a-z-]+\s+){0,2}?(?:per|each)\s+(?P<k>[a-z][a-z-]{2,30})",
     re.I,
@@ -497,6 +520,8 @@ def _counted_values(clause: str, words: frozenset[str]) -> list[_Value]:
     """Multiples ("twice the rate", "3× the rate") and amounts per unit ("500 memories per
     transaction", "in one transaction"): values compared by their subject, not their key."""
     out: list[_Value] = []
+    if not _MAY_COUNT.search(clause):
+        return out
     for m in _MULTIPLE.finditer(clause):
         v = _TIMES.get((m.group("w") or "").lower()) or m.group("v")
         key = " ".join(_stem(w) for w in m.group("k").lower().split() if w not in _STOP)
@@ -576,7 +601,8 @@ def analyse(text: str) -> _Analysis:
                     a.changes.append(_Choice(frozenset(), loser, clause))
         a.values += _values_of(clause, words)
         a.closed += _closed_lists(clause)
-        switch = frozenset({"on"}) if _SWITCH_ON.search(clause) else frozenset()
+        on = " on" in clause.lower() and _SWITCH_ON.search(clause)
+        switch = frozenset({"on"}) if on else frozenset()
         a.clauses.append(
             _Clause(
                 clause,
@@ -885,9 +911,8 @@ def _swap_finding(ax: _Analysis, ay: _Analysis) -> Finding | None:
     """The same sentence with one thing swapped for another where one thing is named ("uses
     X for package management" / "uses Y for package management")."""
     for cx in ax.clauses:
-        for cy in ay.clauses:
-            if not cx.tokens or not cy.tokens or cx.tokens[0] != cy.tokens[0]:
-                continue  # the slot follows a shared beginning
+        # the slot follows a shared beginning: only clauses that begin alike are compared
+        for cy in ay.by_first_token.get(cx.tokens[0], []) if cx.tokens else []:
             if cx.negative != cy.negative:
                 continue
             at = _slot(cx.tokens, cy.tokens)
@@ -932,8 +957,8 @@ def _purposes(a: _Analysis) -> list[tuple[frozenset[str], frozenset[str], frozen
 def _purpose_finding(ax: _Analysis, ay: _Analysis) -> Finding | None:
     """The same purpose served by another tool, for the same subject ("uses X for package
     management" / "uses Y for package management")."""
-    for subject_x, tool_x, purpose_x, text_x in _purposes(ax):
-        for subject_y, tool_y, purpose_y, text_y in _purposes(ay):
+    for subject_x, tool_x, purpose_x, text_x in ax.purposes:
+        for subject_y, tool_y, purpose_y, text_y in ay.purposes:
             if tool_x & tool_y or _same_subject(purpose_x, purpose_y) < OVERLAP:
                 continue
             if subject_x and subject_y and not (subject_x & subject_y):
@@ -964,8 +989,8 @@ def _defaults(a: _Analysis) -> list[tuple[frozenset[str], frozenset[str], str]]:
 def _default_finding(ax: _Analysis, ay: _Analysis) -> Finding | None:
     """Two defaults for the same thing left out: "when no engines are specified, search every
     engine" / "… the 'best' engines when no engines are specified"."""
-    for given_x, then_x, text_x in _defaults(ax):
-        for given_y, then_y, text_y in _defaults(ay):
+    for given_x, then_x, text_x in ax.defaults:
+        for given_y, then_y, text_y in ay.defaults:
             if given_x == given_y and not (then_x & then_y):
                 return Finding(
                     "value",
