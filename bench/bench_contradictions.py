@@ -1,19 +1,23 @@
 """The local contradiction scanner on a labelled set and on whole real stores.
 
-    python -m bench.bench_contradictions [--embedder real|hashing] [--split all|tune|heldout]
-                                         [--no-stores] [--sample 12]
+    python -m bench.bench_contradictions [--embedder real|hashing] [--no-stores] [--sample 12]
+                                         [--split tune|heldout|fresh|all]
 
 1. ``bench/data/contradiction_pairs.json``: every pair's two texts become memories of one
    real temporary store (kinds, times and record numbers as ingestion would give them); the
    scanner runs over all of them as it runs on a write (``scan`` then ``record``). A pair is
    predicted a conflict when a contradiction was opened between its two memories. Recall and
-   precision per split (odd ids tune, even ids held out); contradictions opened across pairs
-   are listed apart (unlabelled).
-2. Whole stores: the dev set's workspace (git, decision records, rules, chats) and this
-   repository (git, decision records, rules) are ingested once (cached under
-   ``bench/.cache/contradictions-*``); a copy has its contradictions cleared and every current
-   memory scanned one at a time, as its write would; the contradictions opened are counted
-   and a sample is listed (each one is a false alarm unless it reads as a real disagreement).
+   precision per split (odd ids up to 92 tune, even ids held out; ``fresh``: pairs written
+   later, before the rules that followed were tuned, and never tuned on); contradictions
+   opened across pairs are listed apart (unlabelled). ``--split`` chooses the split whose
+   misses and false alarms are printed (the JSON has them all).
+2. Whole stores: the dev set's workspace (git, decision records, rules, chats), this
+   repository (git, decision records, rules), each folder of real decision records, and
+   ``docs`` (every Markdown paragraph of this repository and the dev set as a fact: parallel
+   prose worded alike) are ingested once (cached under ``bench/.cache/contradictions-*``); a
+   copy has its contradictions cleared and every current memory scanned one at a time, as its
+   write would; the contradictions opened are counted and a sample is listed (each one is a
+   false alarm unless it reads as a real disagreement).
 
 Results: ``bench/results/contradictions.json``.
 """
@@ -42,6 +46,8 @@ from bench.common import (
 )
 
 PAIRS = BENCH_DIR / "data" / "contradiction_pairs.json"
+SPLITS = ("tune", "heldout", "fresh", "all")
+"""The labelled splits; ``all`` is every pair."""
 THIS_REPO = BENCH_DIR.parent
 ADR_DATA = THIS_REPO.parent / "shared" / "data" / "adr"
 """Real decision records (``../shared/data/adr`` beside the repository), when present."""
@@ -159,7 +165,7 @@ def labelled(embedder_name: str) -> dict[str, Any]:
             if key not in labelled_pairs
         ]
         store.close()
-    out = {split: score(load_pairs(split), ids, opened) for split in ("tune", "heldout", "all")}
+    out = {split: score(load_pairs(split), ids, opened) for split in SPLITS}
     out["acrossPairs"] = {"count": len(across), "sample": across[:15]}
     out["scanPerMemory"] = summarize_ms(times)
     return out
@@ -185,6 +191,58 @@ def cached_store(
         store.embeddings.embed_pending()
     summary["wallSeconds"] = round(time.perf_counter() - t0, 1)
     (d / "ingested.json").write_text(json.dumps(summary, indent=1))
+    return d
+
+
+_SKIP_DOCS = ("/.venv/", "/node_modules/", "/tests/data/", "/bench/results/", "/.cache/", "/.git/")
+_CODE_BLOCK = re.compile(r"```.*?```", re.S)
+_PARAGRAPH = re.compile(r"\n\s*\n|\n(?=\s*[-*]\s)")
+
+
+def doc_paragraphs(roots: list[Path]) -> list[tuple[str, str]]:
+    """Every paragraph and list item (40-600 characters, no table, heading or code) of the
+    Markdown files under ``roots``, with its file: statements of one project side by side."""
+    out = []
+    for root in roots:
+        for f in sorted(root.rglob("*.md")):
+            rel = "/" + str(f.relative_to(root))
+            if any(part in rel for part in (*_SKIP_DOCS, "/.specstory/")):
+                continue
+            text = _CODE_BLOCK.sub(" ", f.read_text(encoding="utf-8", errors="replace"))
+            for para in _PARAGRAPH.split(text):
+                para = " ".join(para.split()).strip(" -*")
+                if 40 <= len(para) <= 600 and not para.startswith(("|", "#")):
+                    out.append((para, str(f.relative_to(root))))
+    return out
+
+
+def cached_docs(roots: list[Path], embedder_name: str) -> Path:
+    """A store of the docs' paragraphs as facts, built once (``contradictions-docs-*``)."""
+    from storage import Kind, MemoryStore, NewMemory
+
+    d = CACHE_DIR / f"contradictions-docs-{embedder_name}"
+    if (d / "ingested.json").exists():
+        return d
+    if d.exists():
+        shutil.rmtree(d)
+    d.mkdir(parents=True)
+    items = doc_paragraphs(roots)
+    log(f"docs: {len(items)} paragraphs of {', '.join(map(str, roots))} once into {d}")
+    with MemoryStore(d / "memory.db", embedder=make_embedder(embedder_name)) as store:
+        for i, (text, path) in enumerate(items):
+            at = BASE + i
+            store.add(
+                NewMemory(
+                    text=text,
+                    kind=Kind.FACT,
+                    source="docs",
+                    source_id=f"{path}#{i}",
+                    created_at=at,
+                    valid_from=at,
+                )
+            )
+        store.embeddings.embed_pending()
+    (d / "ingested.json").write_text(json.dumps({"paragraphs": len(items)}))
     return d
 
 
@@ -214,13 +272,18 @@ def whole_store(
     embedder_name: str,
     sample: int,
     paths: list[str] | None = None,
+    docs: list[Path] | None = None,
 ) -> dict[str, Any]:
     """Every current memory of a real store scanned as its writes would (contradictions an
-    earlier run opened are cleared first)."""
+    earlier run opened are cleared first); ``docs``: the store is these folders' Markdown
+    paragraphs (:func:`cached_docs`)."""
     from predictive.contradictions import record, scan
     from storage import MemoryStore
 
-    cached = cached_store(name, root, sources, embedder_name, paths)
+    if docs is not None:
+        cached = cached_docs(docs, embedder_name)
+    else:
+        cached = cached_store(name, root, sources, embedder_name, paths)
     with tempfile.TemporaryDirectory() as tmp:
         copy = Path(tmp) / "store"
         shutil.copytree(cached, copy)
@@ -228,7 +291,7 @@ def whole_store(
         with store.conn:
             store.conn.execute("DELETE FROM contradictions")
             store.conn.execute("DELETE FROM edges WHERE type IN ('CONTRADICTS', 'EVOLVED_INTO')")
-        remembered = remember_demo(store, root)
+        remembered = remember_demo(store, root) if docs is None else []
         ids = [m for ids in store.current_ids_by_kind().values() for m in ids]
         times = []
         for mid in sorted(ids):
@@ -267,17 +330,27 @@ def whole_store(
     }
 
 
+def _log_store(r: dict[str, Any]) -> None:
+    """One store's count and its sample on the terminal."""
+    log(f"{r['store']}: {r['opened']} contradictions opened over {r['current']} memories")
+    for s in r["sample"]:
+        log(f"  {s['reason'][:160]}\n    a: {s['a'][:120]!r}\n    b: {s['b'][:120]!r}")
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--embedder", default="real", choices=("real", "hashing"))
     ap.add_argument("--no-stores", action="store_true", help="only the labelled pairs")
     ap.add_argument("--sample", type=int, default=12)
+    ap.add_argument(
+        "--split", default="tune", choices=SPLITS, help="the split whose misses are printed"
+    )
     ap.add_argument("--devset-ws", type=Path, default=CACHE_DIR / "devset-ws")
     args = ap.parse_args(argv)
     m = machine()
     log(machine_line(m))
     result: dict[str, Any] = {"embedder": args.embedder, "labelled": labelled(args.embedder)}
-    for split in ("tune", "heldout", "all"):
+    for split in SPLITS:
         s = result["labelled"][split]
         log(
             f"{split:8} pairs {s['pairs']:3}  recall {s['recall']}  precision {s['precision']}  "
@@ -285,10 +358,10 @@ def main(argv: list[str] | None = None) -> int:
         )
     log(f"opened across pairs (unlabelled): {result['labelled']['acrossPairs']['count']}")
     log(f"scan per memory: {result['labelled']['scanPerMemory']}")
-    # only the tuning half is printed: the held-out half is for reporting (the JSON has all)
-    for miss in result["labelled"]["tune"]["missed"]:
+    # only the tuning split is printed unless asked: the others are for reporting
+    for miss in result["labelled"][args.split]["missed"]:
         log(f"  missed #{miss['id']} ({miss['type']}): {miss['a'][:60]!r} / {miss['b'][:60]!r}")
-    for alarm in result["labelled"]["tune"]["falseAlarms"]:
+    for alarm in result["labelled"][args.split]["falseAlarms"]:
         log(f"  false alarm #{alarm['id']} ({alarm['type']}): {alarm['reason'][:150]}")
     if not args.no_stores:
         stores: list[tuple[str, Path, list[str], list[str] | None]] = []
@@ -304,9 +377,13 @@ def main(argv: list[str] | None = None) -> int:
         for name, root, sources, paths in stores:
             r = whole_store(name, root, sources, args.embedder, args.sample, paths)
             result["stores"].append(r)
-            log(f"{name}: {r['opened']} contradictions opened over {r['current']} memories")
-            for s in r["sample"]:
-                log(f"  {s['reason'][:160]}\n    a: {s['a'][:120]!r}\n    b: {s['b'][:120]!r}")
+            _log_store(r)
+        # the docs of this repository and the dev set, a paragraph a fact: many statements
+        # of one project side by side, worded alike (the false alarms of parallel prose)
+        roots = [THIS_REPO, *([args.devset_ws] if (args.devset_ws / ".git").is_dir() else [])]
+        r = whole_store("docs", THIS_REPO, ["docs"], args.embedder, args.sample, docs=roots)
+        result["stores"].append(r)
+        _log_store(r)
     result["machine"] = m
     path = write_result("contradictions", result)
     log(f"wrote {path}")

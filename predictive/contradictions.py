@@ -11,15 +11,22 @@ pair, whatever the first one's status). The types:
   "partly", "amends" or a "partly superseded" status make it *partial*: the two are linked
   (EVOLVED_INTO) and the older stays valid;
 - **value**: the same key or setting with another value (``timeout = 30`` / ``timeout = 60``,
-  "port 8080" / "port 9090", "3 workers" / "5 workers", a table row ``|Staging|10.2.0.0/16|`` /
-  ``|Staging|10.12.0.0/16|``), the rest of the two statements about the same thing;
+  "port 8080" / "port 9090", "3 workers" / "five workers", a table row ``|Staging|10.2.0.0/16|``
+  / ``|Staging|10.12.0.0/16|``, a typed field on its own line ``url: str`` / ``url: Url``,
+  "twice the rate" / "3× the rate", "in one transaction" / "500 rows per transaction"), the
+  rest of the two statements about the same thing; or the same sentence with one slot swapped
+  after a verb of choice ("uses X for packaging" / "uses Y for packaging": the slot within
+  three words after use, with, via, as, is, to, default, set, prefer…, never the subject);
 - **preference**: "X over Y" against "Y over X" (also instead of, rather than, replace … with,
   switch from … to, "X, not Y");
 - **changed**: one says what the other states stopped holding ("no longer", "instead of",
-  "replaced", "reverted", "stopped using", "removed", "X is no longer used"); the side that
-  reports the change is the newer (a rule read today may be older than the commit);
+  "replaced", "reverted", "stopped using", "removed", "X is no longer used", "X (not Y)");
+  the side that reports the change is the newer (a rule read today may be older than the
+  commit); or one closes a list ("can only be a, b or c") and the other, about the same,
+  names a new member of it, quoted (the newer side);
 - **polarity**: one says do, the other do not, about the same thing (always/never, use/don't
-  use, an opposite word such as on/off or ignores/respects); "don't … without …" is a do, and
+  use, an opposite word such as on/off, opt-in/opt-out or ignores/respects, "on" read as a
+  setting only at a clause's end or after turn/switch/keep); "don't … without …" is a do, and
   a negation inside an if/when condition states nothing.
 
 Two decision records are compared only on what they decide (their Decision part), through
@@ -42,7 +49,7 @@ import re
 import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from functools import lru_cache
+from functools import cached_property, lru_cache
 from typing import Protocol
 
 from storage.conflict_pairs import (
@@ -198,10 +205,14 @@ _PREPOSITIONS = frozenset(
 _VERSION_OR_DATE = re.compile(r"^\d{4}-\d{2}(?:-\d{2})?$|^\d{1,2}:\d{2}")
 
 
+@lru_cache(maxsize=65536)
 def _stem(word: str) -> str:
+    """A word's crude stem (named, names → nam; resolution, resolve → resolv)."""
     w = _IRREGULAR.get(word)
     if w is not None:
         return w
+    if word.endswith("olution") and len(word) > 8:  # resolution, resolve → resolv
+        return word[:-5] + "v"
     if word.endswith("ied") and len(word) > 4:
         return word[:-3] + "y"
     if word.endswith("ies") and len(word) > 4:
@@ -252,6 +263,7 @@ class _Clause:
     negative: bool
     changes: bool = False  # it reports a change (removed, replaced, dropped…)
     target: frozenset[str] = frozenset()  # what a negative clause says no to (first words)
+    tokens: tuple[str, ...] = ()  # its words in order, as written (lower case)
 
 
 @dataclass(frozen=True)
@@ -271,6 +283,7 @@ class _Value:
     value: str
     context: frozenset[str]
     text: str
+    loose: bool = False  # its key is a phrase: the two must be about the same (shared words)
 
 
 @dataclass(frozen=True)
@@ -281,15 +294,44 @@ class _Ref:
     text: str
 
 
+@dataclass(frozen=True)
+class _Closed:
+    """A closed list: "can only be resolved as a, b or c" (``head``: the words before it)."""
+
+    head: frozenset[str]
+    items: frozenset[str]
+    text: str
+
+
 @dataclass
 class _Analysis:
     clauses: list[_Clause] = field(default_factory=list)
+    closed: list[_Closed] = field(default_factory=list)
     choices: list[_Choice] = field(default_factory=list)
     changes: list[_Choice] = field(default_factory=list)  # loser only: what stopped holding
     values: list[_Value] = field(default_factory=list)
     refs: list[_Ref] = field(default_factory=list)
     number: int | None = None
     partly_superseded: bool = False
+
+    @cached_property
+    def purposes(self) -> list[tuple[frozenset[str], frozenset[str], frozenset[str], str]]:
+        """What serves which purpose (see :func:`_purposes`), read once."""
+        return _purposes(self)
+
+    @cached_property
+    def defaults(self) -> list[tuple[frozenset[str], frozenset[str], str]]:
+        """The default cases (see :func:`_defaults`), read once."""
+        return _defaults(self)
+
+    @cached_property
+    def by_first_token(self) -> dict[str, list[_Clause]]:
+        """The clauses by their first word (the swap rule compares those that begin alike)."""
+        out: dict[str, list[_Clause]] = {}
+        for c in self.clauses:
+            if c.tokens:
+                out.setdefault(c.tokens[0], []).append(c)
+        return out
 
 
 _CHOICE_PATTERNS = (
@@ -310,7 +352,13 @@ _CHOICE_PATTERNS = (
         re.I,
     ),
     re.compile(r"(?P<w>[^,;:()]{2,60}?),\s+(?:not|never)\s+(?P<l>[^,;:.()]{2,60})", re.I),
+    re.compile(
+        r"(?P<w>[^,;:()]{2,60}?)\s*(?:\(\s*|[—–]\s*|\s-\s+)(?:not|never)\s+(?P<l>[^,;:.()—–]{2,60})",
+        re.I,
+    ),
 )
+_SAYS_NOT = (_CHOICE_PATTERNS[4], _CHOICE_PATTERNS[5])
+"""Patterns whose clause says its first part ("X, not Y", "X (not Y)"): it is no negation."""
 _IN_FAVOUR = re.compile(
     r"(?P<l>[^,;:()]{2,60}?)\s+(?:(?:was|is|were|are|got|has\s+been)\s+)?"
     r"(?:dropped|removed|deprecated|abandoned|replaced)\s+in\s+favou?r\s+of\s+(?P<w>[^,;:.()]{2,60})",
@@ -360,6 +408,64 @@ _REF = re.compile(
     r"(?:\[\s*)?(?:(?:adr|decision|record|rfc)\s*[#-]?\s*|#)?0*(?P<n>\d{1,4})\b",
     re.I,
 )
+_NUMBER_WORDS = {
+    w: str(i)
+    for i, w in enumerate("two three four five six seven eight nine ten eleven twelve".split(), 2)
+}
+"""Number words counted as figures ("one" is mostly no count: "one place", "one credit")."""
+_NUMBER_WORD = re.compile(r"\b(?:" + "|".join(_NUMBER_WORDS) + r")\b(?=\s+[a-z])", re.I)
+_MULTIPLE = re.compile(
+    r"(?:\b(?P<w>twice|double|thrice|triple)|(?<![\w.])(?P<v>\d+(?:\.\d+)?)\s*(?:×|x\b|times\b))"
+    r"\s+(?:the\s+|as\s+\w+\s+as\s+(?:the\s+)?)?(?P<k>[a-z][a-z-]{2,30}(?:\s+[a-z][a-z-]{2,30})?)",
+    re.I,
+)
+_TIMES = {"twice": "2", "double": "2", "thrice": "3", "triple": "3"}
+_MAY_COUNT = re.compile(r"\d|twice|double|thrice|triple|\bper\b|\beach\b|\bone\b|single", re.I)
+"""A quick look for what :data:`_MULTIPLE`, :data:`_PER` and :data:`_IN_ONE` need."""
+_PER = re.compile(
+    r"(?<![\w.])(?P<v>\d[\d,]*)\s+(?:[a-z-]+\s+){0,2}?(?:per|each)\s+(?P<k>[a-z][a-z-]{2,30})",
+    re.I,
+)
+_IN_ONE = re.compile(
+    r"\b(?:in|within|inside)\s+(?:just\s+)?(?:one|a\s+single|1)\s+(?P<k>[a-z][a-z-]{2,30})", re.I
+)
+"""How many things go in one unit: "500 memories per transaction" against "in one transaction"
+(everything in one)."""
+_TOKEN = re.compile(r"`[^`\s]{1,40}`|[a-z0-9][\w.+#/-]*|[=×]")
+_SLOT_BEFORE = frozenset(
+    "use uses using used via with by to as is are be default defaults set sets prefer prefers "
+    "preferred per every each".split()
+)
+"""Words after which one thing stands for another (a tool, a value, a type, a unit): "uses X
+for …", "loaded per X"."""
+_SWITCH_ON = re.compile(
+    r"\b(?:turn(?:s|ed|ing)?|switch(?:es|ed|ing)?|left|leave|kept|keeps?|stays?|set\s+to)\s+"
+    r"(?:[\w'-]+\s+){0,3}?on\b|\bon\b\s*(?=$|[,.;)\]—–(]|\s[-—–]\s|by\s+default)",
+    re.I,
+)
+""""on" as a setting (it is a stop word elsewhere): "arena on", "turned the cache on"."""
+_FIELD_LINE = re.compile(
+    r"^\s*(?:[-*]\s+)?`?(?P<k>[a-z_][a-z0-9_]{1,40})`?\s*:\s*`?"
+    r"(?P<v>[A-Za-z_][\w.]*(?:\[[\w., |]+\])?(?:\s*\|\s*None)?)`?"
+    r"\s*(?:=\s*[^\n]{0,80})?(?:#[^\n]*)?$",
+    re.M,
+)
+"""A typed field or setting on its own line (``url: HttpUrl``, ``timeout: int = 30``)."""
+_PURPOSE = re.compile(
+    r"\b(?:uses?|using|prefers?|rel(?:y|ies|ied)\s+on|relying\s+on|chooses?|chose)"
+    r"\s+(?P<o>[^\s,;:()]+(?:\s+[^\s,;:()]+){0,3}?)\s+(?:for|to|as)\s+(?P<p>[^,;:()—–]{3,80})",
+    re.I,
+)
+"""A tool for a purpose: "uses `uv` for Python package management"."""
+_UNGIVEN = re.compile(
+    r"\b(?:when|if|where)\s+no\s+(?P<x>[\w-]+(?:\s+[\w-]+){0,2}?)\s+(?:is|are|was|were)\s+"
+    r"(?:specified|given|set|passed|provided|chosen|selected|configured|named)\b",
+    re.I,
+)
+"""A default case: "when no engines are specified" (what happens then is the default)."""
+_ONLY_LIST = re.compile(r"\bonly\b\s+(?P<rest>[^.;()]{3,200})", re.I)
+_LIST_SPLIT = re.compile(r",\s*(?:or\s+|and\s+)?|\s+(?:or|and)\s+", re.I)
+_QUOTED = re.compile(r"['\"`‘“](?P<q>[A-Za-z][\w.-]{1,30})['\"`’”]")
 _TITLE_NUMBER = re.compile(r"^\s*(?:ADR|Decision|RFC)[\s#-]*0*(\d{1,4})\s*[:.]", re.I)
 _PARTLY_STATUS = re.compile(r"^\s*Status:\s*(?:partly|partially|in part)\s+super", re.I | re.M)
 _COMMON_KEYS = frozenset(
@@ -410,8 +516,26 @@ def _clauses(text: str) -> list[str]:
     return out
 
 
-def _values_of(clause: str, words: frozenset[str]) -> list[_Value]:
+def _counted_values(clause: str, words: frozenset[str]) -> list[_Value]:
+    """Multiples ("twice the rate", "3× the rate") and amounts per unit ("500 memories per
+    transaction", "in one transaction"): values compared by their subject, not their key."""
     out: list[_Value] = []
+    if not _MAY_COUNT.search(clause):
+        return out
+    for m in _MULTIPLE.finditer(clause):
+        v = _TIMES.get((m.group("w") or "").lower()) or m.group("v")
+        key = " ".join(_stem(w) for w in m.group("k").lower().split() if w not in _STOP)
+        if key:
+            out.append(_Value(f"× {key}", v, words, clause, loose=True))
+    for pattern, v in ((_PER, None), (_IN_ONE, "all of it in one")):
+        for m in pattern.finditer(clause):
+            unit = _stem(m.group("k").lower())
+            out.append(_Value(f"per {unit}", v or m.group("v"), words - {unit}, clause, loose=True))
+    return out
+
+
+def _values_of(clause: str, words: frozenset[str]) -> list[_Value]:
+    out: list[_Value] = _counted_values(clause, words)
     row = _ROW.match(clause)
     if row and not set(row.group("v")) <= set("-: "):
         k = row.group("k").strip().lower()
@@ -419,8 +543,9 @@ def _values_of(clause: str, words: frozenset[str]) -> list[_Value]:
         if k and v and k != v and not set(k) <= set("-: "):
             out.append(_Value(k, v, frozenset(), clause))
         return out
+    counted = _NUMBER_WORD.sub(lambda m: _NUMBER_WORDS[m.group(0).lower()], clause)
     for pattern in (_ASSIGN, _NUMBERED, _COUNTED):
-        for m in pattern.finditer(clause):
+        for m in pattern.finditer(counted if pattern is _COUNTED else clause):
             k = m.group("k").lower().strip(".-")
             if pattern is _COUNTED:
                 k = _stem(k)
@@ -449,6 +574,7 @@ def analyse(text: str) -> _Analysis:
     if head:
         a.number = int(head.group(1))
     a.partly_superseded = bool(_PARTLY_STATUS.search(text))
+    a.values += _field_values(text)
     for m in _REF.finditer(text):
         partial = bool(m.group("part")) or m.group("verb").lower().startswith("amend")
         a.refs.append(_Ref(int(m.group("n")), bool(m.group("by")), partial, _clip(m.group(0))))
@@ -465,7 +591,7 @@ def analyse(text: str) -> _Analysis:
                     negated = bool(re.match(r"\W*(?:not|no|never)\b", m.group("l"), re.I))
                     a.choices.append(_Choice(w, loser, clause, negated))
                     stripped = stripped.replace(m.group("l"), " ")
-                    if pattern is _CHOICE_PATTERNS[4]:
+                    if pattern in _SAYS_NOT:
                         negative = False  # "X, not Y" says X
         changes = len(a.changes)
         for pattern in _CHANGE_PATTERNS:
@@ -474,16 +600,49 @@ def analyse(text: str) -> _Analysis:
                 if loser:
                     a.changes.append(_Choice(frozenset(), loser, clause))
         a.values += _values_of(clause, words)
+        a.closed += _closed_lists(clause)
+        on = " on" in clause.lower() and _SWITCH_ON.search(clause)
+        switch = frozenset({"on"}) if on else frozenset()
         a.clauses.append(
             _Clause(
                 clause,
-                content_words(stripped) or words,
+                (content_words(stripped) or words) | switch,
                 negative,
                 len(a.changes) > changes or bool(_CHANGED.search(clause)),
                 _first_words(stated[first.end() :], 3) if negative and first else frozenset(),
+                tuple(t.strip("`") for t in _TOKEN.findall(clause.lower())),
             )
         )
     return a
+
+
+def _field_values(text: str) -> list[_Value]:
+    """Typed fields and settings, one per line: their key is the field, their subject what
+    the text is about (the field name alone says little)."""
+    found = [m for m in _FIELD_LINE.finditer(text) if m.group("k") not in _COMMON_KEYS]
+    if not found:
+        return []
+    about = content_words(text[:SHORT_CHARS])
+    out = []
+    for m in found:
+        k, v = m.group("k"), " ".join(m.group("v").split())
+        context = about - content_words(f"{k} {v}")
+        out.append(_Value(f"field {k}", v.lower(), context, m.group(0).strip(), loose=True))
+    return out
+
+
+def _closed_lists(clause: str) -> list[_Closed]:
+    """The closed lists of a clause: "only" then three or more short items."""
+    out = []
+    for m in _ONLY_LIST.finditer(clause):
+        items = [i.strip(" '\"`‘’“”") for i in _LIST_SPLIT.split(m.group("rest").strip())]
+        if len(items) < 3 or any(not i or len(i.split()) > 3 for i in items[1:]):
+            continue
+        lead = items[0].split()  # "be resolved as a_wins": its last word is the first item
+        names = [lead[-1], *(i.split()[0] for i in items[1:])]
+        head = content_words(clause[: m.start()] + " " + " ".join(lead[:-1]))
+        out.append(_Closed(head, frozenset(_stem(n.lower()) for n in names), clause))
+    return out
 
 
 # ---------------------------------------------------------------------------- the detectors
@@ -535,6 +694,14 @@ def _value_finding(ax: _Analysis, ay: _Analysis) -> Finding | None:
         for vy in ay.values:
             if vx.key != vy.key or vx.value == vy.value:
                 continue
+            if vx.loose:
+                if _same_subject(vx.context, vy.context) < OVERLAP:
+                    continue
+                return Finding(
+                    "value",
+                    f"{vx.key}: {vx.value} vs {vy.value} — “{_clip(vx.text)}” / “{_clip(vy.text)}”",
+                    0.8,
+                )
             specific = bool(re.search(r"[_.]", vx.key)) or (not vx.context and not vy.context)
             if not specific:
                 shared = vx.context & vy.context
@@ -630,8 +797,22 @@ _ANTONYMS: tuple[tuple[str, str], ...] = (
     ("strict", "lenient"),
     ("sequential", "parallel"),
 )
+_OPPOSITE_WORDS: tuple[tuple[str, str], ...] = (
+    ("opt-in", "opt-out"),
+    ("allowlist", "denylist"),
+    ("whitelist", "blacklist"),
+    ("ascending", "descending"),
+    ("online", "offline"),
+    ("stateless", "stateful"),
+    ("case-sensitive", "case-insensitive"),
+    ("writable", "read-only"),
+    ("headless", "headed"),
+)
+"""Opposite words of engineering English that name one setting two ways, stemmed as clauses
+are (manual/automatic, increase/decrease, static/dynamic name two different things as often:
+"the manual release workflow" / "automatic release creation")."""
 _OPPOSITE: dict[str, frozenset[str]] = {}
-for _a, _b in _ANTONYMS:
+for _a, _b in (*_ANTONYMS, *((_stem(x), _stem(y)) for x, y in _OPPOSITE_WORDS)):
     _OPPOSITE[_a] = _OPPOSITE.get(_a, frozenset()) | {_b}
     _OPPOSITE[_b] = _OPPOSITE.get(_b, frozenset()) | {_a}
 
@@ -690,6 +871,157 @@ def _polarity_finding(ax: _Analysis, ay: _Analysis) -> Finding | None:
     return None
 
 
+def _slot(tx: tuple[str, ...], ty: tuple[str, ...]) -> tuple[int, int, int] | None:
+    """Where two token runs differ in one short slot: (prefix length, suffix length, slot
+    length in ``tx``); None when they differ elsewhere too."""
+    n = min(len(tx), len(ty))
+    p = 0
+    while p < n and tx[p] == ty[p]:
+        p += 1
+    q = 0
+    while q < n - p and tx[-1 - q] == ty[-1 - q]:
+        q += 1
+    lx, ly = len(tx) - p - q, len(ty) - p - q
+    if not (1 <= lx <= 3 and 1 <= ly <= 3):
+        return None
+    return p, q, lx
+
+
+def _after_choice(prefix: tuple[str, ...]) -> bool:
+    """Whether a slot after ``prefix`` follows a verb of choice, with at most two stop words
+    (an article, a preposition) between them: "uses the X", "loaded per X"."""
+    for back in range(1, min(3, len(prefix)) + 1):
+        word = prefix[-back]
+        if word in _SLOT_BEFORE:
+            return True
+        if word not in STOPWORDS:
+            return False
+    return False
+
+
+_NUMERIC = re.compile(r"^[$€£]?[\d.,:/%+-]+[a-z]{0,2}$")
+
+
+def _named(tokens: tuple[str, ...]) -> frozenset[str]:
+    """The content words of a slot that are not numbers ("$8.00", "30s")."""
+    return frozenset(w for w in content_words(" ".join(tokens)) if not _NUMERIC.match(w))
+
+
+def _swap_finding(ax: _Analysis, ay: _Analysis) -> Finding | None:
+    """The same sentence with one thing swapped for another where one thing is named ("uses
+    X for package management" / "uses Y for package management")."""
+    for cx in ax.clauses:
+        # the slot follows a shared beginning: only clauses that begin alike are compared
+        for cy in ay.by_first_token.get(cx.tokens[0], []) if cx.tokens else []:
+            if cx.negative != cy.negative:
+                continue
+            at = _slot(cx.tokens, cy.tokens)
+            if at is None:
+                continue
+            p, q, lx = at
+            if not _after_choice(cx.tokens[:p]):
+                continue
+            frame = cx.tokens[:p] + cx.tokens[len(cx.tokens) - q :]
+            if len(frame) < 4 or len(content_words(" ".join(frame))) < 2:
+                continue
+            after = cx.tokens[len(cx.tokens) - q] if q else ""
+            if after and after not in _STOP and after not in _PREPOSITIONS:
+                continue  # "the News Search API" / "the Video Search API": a modifier, two things
+            sx = _named(cx.tokens[p : p + lx])
+            sy = _named(cy.tokens[p : len(cy.tokens) - q])
+            if not sx or not sy or sx & sy:
+                continue  # numbers are the value rule's: it reads what they count
+            return Finding(
+                "value",
+                f"{'/'.join(sorted(sx))} against {'/'.join(sorted(sy))} — “{_clip(cx.text)}” / "
+                f"“{_clip(cy.text)}”",
+                0.7,
+            )
+    return None
+
+
+def _purposes(a: _Analysis) -> list[tuple[frozenset[str], frozenset[str], frozenset[str], str]]:
+    """What serves which purpose: (subject words, tool words, purpose words, the clause)."""
+    out = []
+    for c in a.clauses:
+        if c.negative:
+            continue
+        stated = _CONDITION.sub(" ", c.text)  # "when using X as a library, …" states no choice
+        for m in _PURPOSE.finditer(stated):
+            tool, purpose = content_words(m.group("o")), content_words(m.group("p"))
+            if tool and len(purpose) >= 2 and not (tool & purpose):
+                out.append((content_words(stated[: m.start()]), tool, purpose, c.text))
+    return out
+
+
+def _purpose_finding(ax: _Analysis, ay: _Analysis) -> Finding | None:
+    """The same purpose served by another tool, for the same subject ("uses X for package
+    management" / "uses Y for package management")."""
+    for subject_x, tool_x, purpose_x, text_x in ax.purposes:
+        for subject_y, tool_y, purpose_y, text_y in ay.purposes:
+            if tool_x & tool_y or _same_subject(purpose_x, purpose_y) < OVERLAP:
+                continue
+            if subject_x and subject_y and not (subject_x & subject_y):
+                continue  # two subjects, each with its own tool
+            return Finding(
+                "value",
+                f"{'/'.join(sorted(tool_x))} against {'/'.join(sorted(tool_y))} for the same — "
+                f"“{_clip(text_x)}” / “{_clip(text_y)}”",
+                0.7,
+            )
+    return None
+
+
+def _defaults(a: _Analysis) -> list[tuple[frozenset[str], frozenset[str], str]]:
+    """The default cases of a text: (what is not given, what happens then, the clause)."""
+    out = []
+    for c in a.clauses:
+        m = _UNGIVEN.search(c.text)
+        if m is None:
+            continue
+        given = content_words(m.group("x"))
+        then = content_words(c.text[: m.start()] + " " + c.text[m.end() :])
+        if given and then & given and then - given:  # it says what stands for the missing one
+            out.append((given, then - given, c.text))
+    return out
+
+
+def _default_finding(ax: _Analysis, ay: _Analysis) -> Finding | None:
+    """Two defaults for the same thing left out: "when no engines are specified, search every
+    engine" / "… the 'best' engines when no engines are specified"."""
+    for given_x, then_x, text_x in ax.defaults:
+        for given_y, then_y, text_y in ay.defaults:
+            if given_x == given_y and not (then_x & then_y):
+                return Finding(
+                    "value",
+                    f"another default — “{_clip(text_x)}” / “{_clip(text_y)}”",
+                    0.7,
+                )
+    return None
+
+
+def _closed_finding(ax: _Analysis, ay: _Analysis) -> Finding | None:
+    """One names a closed list ("can only be resolved as a, b or c"), the other a new member
+    of it, quoted, about the same thing: the list grew (the side with the new one is newer)."""
+    for first_newer, (an, ao) in ((False, (ax, ay)), (True, (ay, ax))):
+        for closed in an.closed:
+            for clause in ao.clauses:
+                if len(closed.head & clause.words) < 2:
+                    continue
+                for m in _QUOTED.finditer(clause.text):
+                    new = _stem(m.group("q").lower())
+                    if new in closed.items or new in closed.head:
+                        continue
+                    return Finding(
+                        "changed",
+                        f"only {', '.join(sorted(closed.items))} — “{_clip(closed.text)}” — "
+                        f"now also {m.group('q')}: “{_clip(clause.text)}”",
+                        0.7,
+                        first_newer=first_newer,
+                    )
+    return None
+
+
 def detect(x: Memory, y: Memory) -> Finding | None:
     """Whether two memories disagree, and why (local rules only)."""
     if not x.text.strip() or not y.text.strip():
@@ -714,6 +1046,10 @@ def detect(x: Memory, y: Memory) -> Finding | None:
         or _change_finding(x, ax, y, ay)
         or _polarity_finding(ax, ay)
         or _antonym_finding(ax, ay)
+        or _swap_finding(ax, ay)
+        or _purpose_finding(ax, ay)
+        or _closed_finding(ax, ay)
+        or _default_finding(ax, ay)
     )
 
 

@@ -500,3 +500,147 @@ def test_huge_and_odd_texts_are_read_without_trouble(
         put("😀 ünïcödé — ‘quotes’ ≠ ascii; don’t panic", Kind.CONVENTION, 4),
     ]
     assert isinstance(scan(store, ids), list)
+
+
+# ---------------------------------------------------------------- rules of issue 13, item 1
+# each rule: a pair it must flag (earlier, later, expected type) and a look-alike pair it must not
+
+RULE_PAIRS: dict[str, tuple[str, str, str, tuple[str, str]]] = {
+    "one slot swapped after a verb of choice": (
+        "Uses poetry for dependency management in this repository.",
+        "Uses hatch for dependency management in this repository.",
+        "value",
+        # the same frame, but the slot follows a verb that adds (run this, and that)
+        (
+            "Run mypy before committing changes to this repository.",
+            "Run pytest before committing changes to this repository.",
+        ),
+    ),
+    "an object swapped, not the subject": (
+        "The importer signs with the private key from the environment for every request.",
+        "The importer signs with the session token from the environment for every request.",
+        "value",
+        (
+            "The importer signs with the private key from the environment for every request.",
+            "The exporter signs with the private key from the environment for every request.",
+        ),
+    ),
+    "a modifier swapped names two things": (
+        "Uses poetry for dependency management in this repository.",
+        "Uses hatch for dependency management in this repository.",
+        "value",
+        (
+            "This table lists the headers supported by the News Search API.",
+            "This table lists the headers supported by the Video Search API.",
+        ),
+    ),
+    "a number swapped is left to the value rule": (
+        "The nightly build of the docs runs on three runners.",
+        "The nightly build of the docs runs on 5 runners.",
+        "value",
+        (
+            "Explorer plan: for 1000 searches, the prorated cost is $8.50.",
+            "Bootstrap plan: for 1000 searches, the prorated cost is $6.67.",
+        ),
+    ),
+    "another unit after per": (
+        "The passage vectors of the index are loaded per query.",
+        "The passage vectors of the index are loaded per store.",
+        "value",
+        (
+            "The passage vectors of the index are loaded per query.",
+            "The passage vectors of the index are loaded per query and cached per store.",
+        ),
+    ),
+    "another tool for the same purpose": (
+        "The CLI uses click for argument parsing and help pages.",
+        "The CLI relies on typer for argument parsing and help pages of every command.",
+        "value",
+        (
+            "The CLI uses click for argument parsing and help pages.",
+            "The test runner uses argparse for argument parsing and help pages.",
+        ),
+    ),
+    "so many per unit against all in one": (
+        "The importer writes all rows of a file in one transaction.",
+        "The importer writes the rows of a file 1000 rows per transaction so readers wait less.",
+        "value",
+        (
+            "The importer writes all rows of a file in one transaction.",
+            "The exporter reads 200 files per batch and sends them to the archive.",
+        ),
+    ),
+    "a multiple in words against one in figures": (
+        "Retries of a failed upload wait twice the base delay.",
+        "Retries of a failed upload wait 3× the base delay.",
+        "value",
+        (
+            "Retries of a failed upload wait twice the base delay.",
+            "Retries of a failed upload wait 2× the base delay.",
+        ),
+    ),
+    "a number word against a figure": (
+        "The nightly build of the docs runs on three runners.",
+        "The nightly build of the docs runs on 5 runners.",
+        "value",
+        (
+            "The nightly build of the docs runs on three runners.",
+            "The nightly build of the docs runs on 3 runners.",
+        ),
+    ),
+    "a phrase the later text says not": (
+        "Templates of the site are compiled per request.",
+        "Templates of the site are compiled once at start-up (not per request).",
+        "changed",
+        (
+            "Templates of the site are compiled once at start-up and cached.",
+            "Templates of the site are compiled once at start-up (not per request).",
+        ),
+    ),
+    "a setting on against off": (
+        "Request logging in the proxy stays on.",
+        "Request logging in the proxy is turned off.",
+        "polarity",
+        (
+            "Request logging in the proxy is turned off.",
+            "Request logging in the proxy depends on the log level.",
+        ),
+    ),
+    "a closed list and a new member of it": (
+        "Jobs of the queue can only be in state queued, running, done or failed.",
+        "Jobs of the queue can now be cancelled (state 'cancelled': stopped by a user).",
+        "changed",
+        (
+            "Jobs of the queue can only be in state queued, running, done or failed.",
+            "Jobs of the queue that crash end in state 'failed' with their traceback.",
+        ),
+    ),
+    "two defaults for the same thing left out": (
+        "When no region is given, upload to every configured region.",
+        "Use 'eu-west' as the default region when no region is given.",
+        "value",
+        (
+            "When no region is given, upload to every configured region.",
+            "When no region is given, log a warning before the upload starts.",
+        ),
+    ),
+    "a typed field with another type": (
+        "class UploadSettings:\n    timeout: int\n    bucket: str\n    region: str",
+        "class UploadSettings:\n    timeout: float\n    bucket: str\n    region: str",
+        "value",
+        ("class Point:\n    x: float\n    y: float", "class Job:\n    x: int\n    name: str"),
+    ),
+}
+
+
+@pytest.mark.parametrize("rule", list(RULE_PAIRS))
+def test_each_new_rule_fires_and_leaves_its_look_alike(
+    store: MemoryStore, put: Callable[..., int], rule: str
+) -> None:
+    earlier, later, expected, (like_a, like_b) = RULE_PAIRS[rule]
+    old, new = put(earlier, Kind.FACT, 0), put(later, Kind.FACT, 1)
+    found = _pair(store, old, new)
+    assert [c.type for c in found] == [expected], rule
+    assert (found[0].older, found[0].newer) == (old, new)
+    x, y = put(like_a, Kind.FACT, 2), put(like_b, Kind.FACT, 3)
+    assert _pair(store, x, y) == [], rule

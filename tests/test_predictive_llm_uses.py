@@ -297,7 +297,7 @@ def test_the_scanner_opens_what_the_model_judges_a_conflict_and_the_rules_miss(
 
     a = store.add(NewMemory("Deployments are driven by Ansible playbooks", kind=Kind.CONVENTION)).id
     b = store.add(
-        NewMemory("Deployments are driven by Terraform; the playbooks are gone", kind=Kind.FACT)
+        NewMemory("Terraform now provisions deployments; the playbooks are gone", kind=Kind.FACT)
     ).id
     assert scan_and_record(store, [b]) == []  # the local rules see no marker
     fake.replies = [
