@@ -14,6 +14,7 @@ from storage.errors import InvalidInput
 from storage.models import Memory
 from storage.repository import MemoryFilter, MemoryStore
 from storage.text import fts_or, fts_terms
+from storage.threads import with_context
 
 log = logging.getLogger(__name__)
 
@@ -94,19 +95,28 @@ def keyword_candidates(
     store: MemoryStore, query: str, filters: MemoryFilter, limit: int
 ) -> list[tuple[int, float]]:
     """(id, bm25 score, higher is better) from FTS5, best first."""
+    return _keyword(store, query, filters, limit)[0]
+
+
+def _keyword(
+    store: MemoryStore, query: str, filters: MemoryFilter, limit: int
+) -> tuple[list[tuple[int, float]], str | None]:
+    """The keyword candidates and the FTS5 query that found them."""
     terms = fts_terms(query)
     if not terms:
-        return []
+        return [], None
     selective = _selective_terms(store, terms)
     if selective is not None:
-        return _bm25(store, fts_or(selective), filters, limit)
+        match = fts_or(selective)
+        return _bm25(store, match, filters, limit), match
     # Every word is common: memories holding them all (then most of them) are the signal.
     common = terms[:COMMON_TERMS_KEPT]
     for n in range(len(common), 0, -1):
-        found = _bm25(store, " AND ".join(fts_or([t]) for t in common[:n]), filters, limit)
+        match = " AND ".join(fts_or([t]) for t in common[:n])  # type: ignore[misc]
+        found = _bm25(store, match, filters, limit)
         if found or n == 1:
-            return found
-    return []
+            return found, match
+    return [], None
 
 
 def _bm25(
@@ -188,12 +198,16 @@ def search(
     query_vector: np.ndarray | None = None,
     min_similarity: float | None = None,
     loader: Callable[[list[int]], list[Memory]] | None = None,
+    context: bool = True,
 ) -> list[SearchHit]:
     """Search memories. ``mode``: hybrid | keyword | vector. ``fusion``: rrf | weighted.
 
     Without an embedder, hybrid quietly becomes keyword search (vector mode is an error).
     ``min_similarity`` drops vector candidates less similar than that (noise in small stores).
     ``loader`` fetches memories by id in place of the store (a caller's cache).
+    ``context``: in hybrid search with weighted fusion, a message of a conversation thread is
+    scored with its neighbouring messages too (:mod:`storage.threads`); keyword and vector
+    search return what matched by themselves.
     """
     if mode not in MODES:
         raise InvalidInput(f"unknown search mode {mode!r}; use one of {', '.join(MODES)}")
@@ -211,8 +225,10 @@ def search(
         raise InvalidInput("vector search needs an embedding model")
     kw: list[tuple[int, float]] = []
     vec: list[tuple[int, float]] = []
+    match: str | None = None
+    qv: np.ndarray | None = None
     if mode in ("hybrid", "keyword"):
-        kw = keyword_candidates(store, query, filters, pool)
+        kw, match = _keyword(store, query, filters, pool)
     if mode in ("hybrid", "vector") and store.has_embedder:
         qv = query_vector
         if qv is None:
@@ -223,6 +239,19 @@ def search(
         if min_similarity is not None:
             vec = [(mid, sim) for mid, sim in vec if sim >= min_similarity]
     fused = fuse(kw, vec, fusion=fusion, alpha=alpha)
+    if context and fusion == "weighted" and mode == "hybrid":
+        fused = with_context(
+            store,
+            fused,
+            kw,
+            vec,
+            alpha=alpha,
+            filters=filters,
+            match=match,
+            bm25_weights=", ".join(str(w) for w in BM25_WEIGHTS),
+            query_vector=qv,
+            min_similarity=min_similarity,
+        )
     top = fused[:k]
     mems = {m.id: m for m in (loader or store.get_many)([t[0] for t in top])}
     kw_rank = {mid: r for r, (mid, _) in enumerate(kw, 1)}
