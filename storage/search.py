@@ -95,28 +95,19 @@ def keyword_candidates(
     store: MemoryStore, query: str, filters: MemoryFilter, limit: int
 ) -> list[tuple[int, float]]:
     """(id, bm25 score, higher is better) from FTS5, best first."""
-    return _keyword(store, query, filters, limit)[0]
-
-
-def _keyword(
-    store: MemoryStore, query: str, filters: MemoryFilter, limit: int
-) -> tuple[list[tuple[int, float]], str | None]:
-    """The keyword candidates and the FTS5 query that found them."""
     terms = fts_terms(query)
     if not terms:
-        return [], None
+        return []
     selective = _selective_terms(store, terms)
     if selective is not None:
-        match = fts_or(selective)
-        return _bm25(store, match, filters, limit), match
+        return _bm25(store, fts_or(selective), filters, limit)
     # Every word is common: memories holding them all (then most of them) are the signal.
     common = terms[:COMMON_TERMS_KEPT]
     for n in range(len(common), 0, -1):
-        match = " AND ".join(fts_or([t]) for t in common[:n])  # type: ignore[misc]
-        found = _bm25(store, match, filters, limit)
+        found = _bm25(store, " AND ".join(fts_or([t]) for t in common[:n]), filters, limit)
         if found or n == 1:
-            return found, match
-    return [], None
+            return found
+    return []
 
 
 def _bm25(
@@ -225,10 +216,9 @@ def search(
         raise InvalidInput("vector search needs an embedding model")
     kw: list[tuple[int, float]] = []
     vec: list[tuple[int, float]] = []
-    match: str | None = None
     qv: np.ndarray | None = None
     if mode in ("hybrid", "keyword"):
-        kw, match = _keyword(store, query, filters, pool)
+        kw = keyword_candidates(store, query, filters, pool)
     if mode in ("hybrid", "vector") and store.has_embedder:
         qv = query_vector
         if qv is None:
@@ -247,8 +237,6 @@ def search(
             vec,
             alpha=alpha,
             filters=filters,
-            match=match,
-            bm25_weights=", ".join(str(w) for w in BM25_WEIGHTS),
             query_vector=qv,
             min_similarity=min_similarity,
         )

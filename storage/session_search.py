@@ -20,7 +20,7 @@ from storage.repository import MemoryStore
 from storage.search import DEFAULT_ALPHA, MIN_SIMILARITY, fuse
 from storage.sessions import Message, Session, SessionStore, sessions_of
 from storage.text import fts_or, fts_terms
-from storage.threads import Key, fts_scores, rescore
+from storage.threads import Key, rescore
 
 MODES = ("hybrid", "keyword", "vector")
 # bm25 weights of sessions_fts: title, summary, identifier terms, the messages themselves
@@ -182,7 +182,6 @@ _UNIT_POSITION = {
 def _with_context(
     sessions: SessionStore,
     unit: str,
-    query: str,
     fused: list[tuple[int, float, dict[str, float]]],
     kw: list[tuple[int, float]],
     vec: list[tuple[int, float]],
@@ -227,9 +226,6 @@ def _with_context(
         alpha=alpha,
         positions=positions,
         neighbours=neighbours,
-        bm25=lambda ids: fts_scores(
-            sessions.store, f"{unit}_fts", fts_or(fts_terms(query)), "1.0, 0.5", ids
-        ),
         similarity=similarity,
     )
 
@@ -254,7 +250,7 @@ def search_messages(
     kw, vec = _hybrid_candidates(sessions, "messages", query, pool, mode, qv, session_ids)
     fused = fuse(kw, vec, fusion="weighted", alpha=alpha)
     if context and mode == "hybrid":
-        fused = _with_context(sessions, "messages", query, fused, kw, vec, alpha, qv)
+        fused = _with_context(sessions, "messages", fused, kw, vec, alpha, qv)
     fused = fused[:k]
     msgs = sessions.messages_by_id([f[0] for f in fused])
     by_session = {s.id: s for s in sessions.get_many({m.session_id for m in msgs.values()})}
@@ -429,7 +425,7 @@ def search_passages(
     kw, vec = _hybrid_candidates(sessions, "passages", query, k, mode, qv, allowed)
     fused = fuse(kw, vec, fusion="weighted", alpha=alpha)
     if context and mode == "hybrid":
-        fused = _with_context(sessions, "passages", query, fused, kw, vec, alpha, qv)
+        fused = _with_context(sessions, "passages", fused, kw, vec, alpha, qv)
     fused = fused[:k]
     if not fused:
         return []

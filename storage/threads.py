@@ -12,7 +12,8 @@ its neighbours' (same source, same thread, n ± 1):
 * its fused score is raised by :data:`SPREAD` × the better neighbour's.
 
 Neighbours of the best :data:`EXPAND` candidates join the candidates with their own exact
-keyword and vector scores, so a reply the lists missed can still be found. A store without
+vector similarity (and no keyword score: they did not match well enough to be keyword
+candidates), so a reply the lists missed can still be found. A store without
 threaded memories ranks exactly as before. Measured on LoCoMo (``bench/bench_locomo.py``).
 """
 
@@ -31,7 +32,7 @@ from storage.repository import MemoryFilter, MemoryStore
 BEFORE = 0.5
 AFTER = 0.2
 SPREAD = 0.4
-EXPAND = 30
+EXPAND = 10
 _POS = re.compile(r"^(.+)#(\d+)(?::.*)?$", re.DOTALL)
 
 Key = tuple[Any, ...]  # the thread (one or more parts), then the position in it
@@ -45,7 +46,11 @@ def thread_position(source_id: str | None) -> tuple[str, int] | None:
     return (m.group(1), int(m.group(2))) if m else None
 
 
-def _positions(store: MemoryStore, ids: Iterable[int]) -> dict[int, Key]:
+def _positions(
+    store: MemoryStore, ids: Iterable[int], suffixed: set[str] | None = None
+) -> dict[int, Key]:
+    """Thread positions of these memories; ``suffixed`` collects the sources that write
+    ``<thread>#<n>:…``."""
     rows = store.conn.execute(
         "SELECT id, source, source_id FROM memories WHERE id IN (SELECT value FROM json_each(?)) "
         "AND instr(source_id, '#') > 0",
@@ -56,38 +61,41 @@ def _positions(store: MemoryStore, ids: Iterable[int]) -> dict[int, Key]:
         pos = thread_position(sid)
         if pos is not None:
             out[mid] = (source, pos[0], pos[1])
+            if suffixed is not None and ":" in sid[sid.rindex("#") :]:
+                suffixed.add(source)
     return out
 
 
-def _lookup(store: MemoryStore, keys: Iterable[Key]) -> dict[int, Key]:
-    """Memories at these thread positions (any ``:…`` suffix)."""
+def _lookup(
+    store: MemoryStore, keys: Iterable[Key], suffixed: set[str] | None = None
+) -> dict[int, Key]:
+    """Memories at these thread positions: ``<thread>#<n>``, and ``<thread>#<n>:…`` for the
+    sources in ``suffixed`` (all when None)."""
+    wanted = set(keys)
+    heads: dict[str, list[str]] = defaultdict(list)
+    for source, thread, n in wanted:
+        heads[source].append(f"{thread}#{n}")
+    rows: list[tuple[int, str, str]] = []
+    for source, ids in heads.items():
+        rows += store.conn.execute(
+            "SELECT id, source, source_id FROM memories WHERE source = ? AND source_id IN "
+            "(SELECT value FROM json_each(?))",
+            (source, json.dumps(ids)),
+        ).fetchall()
+        if suffixed is not None and source not in suffixed:
+            continue
+        for head in ids:  # "<head>:…" sorts between "<head>:" and "<head>;"
+            rows += store.conn.execute(
+                "SELECT id, source, source_id FROM memories WHERE source = ? "
+                "AND source_id > ? AND source_id < ?",
+                (source, head + ":", head + ";"),
+            ).fetchall()
     out: dict[int, Key] = {}
-    for source, thread, n in keys:
-        head = f"{thread}#{n}"
-        for mid, sid in store.conn.execute(
-            "SELECT id, source_id FROM memories WHERE source = ? AND (source_id = ? OR "
-            "(source_id > ? AND source_id < ?))",
-            (source, head, head + ":", head + ";"),
-        ):
-            if thread_position(sid) == (thread, n):
-                out[mid] = (source, thread, n)
+    for mid, source, sid in rows:
+        pos = thread_position(sid)
+        if pos is not None and (source, *pos) in wanted:
+            out[mid] = (source, *pos)
     return out
-
-
-def fts_scores(
-    store: MemoryStore, table: str, match: str | None, weights: str, ids: list[int]
-) -> dict[int, float]:
-    """-bm25 (higher is better) of these rowids of an FTS5 table, for ``match``."""
-    if match is None or not ids:
-        return {}
-    # Match once, then keep the ids: a rowid list pushed into FTS5 re-runs the match per row.
-    rows = store.conn.execute(
-        f"WITH hits AS MATERIALIZED (SELECT rowid AS id, -bm25({table}, {weights}) AS s "
-        f"FROM {table} WHERE {table} MATCH ?) "
-        f"SELECT id, s FROM hits WHERE id IN (SELECT value FROM json_each(?))",
-        (match, json.dumps(ids)),
-    )
-    return {r[0]: float(r[1]) for r in rows}
 
 
 def _similarities(store: MemoryStore, qv: np.ndarray, ids: list[int]) -> dict[int, float]:
@@ -95,9 +103,10 @@ def _similarities(store: MemoryStore, qv: np.ndarray, ids: list[int]) -> dict[in
     if emb is None or not ids:
         return {}
     rows = store.conn.execute(
-        "SELECT memory_id, vector FROM embeddings WHERE model_id = ? AND memory_id IN "
-        "(SELECT value FROM json_each(?))",
-        (emb.model_id, json.dumps(ids)),
+        # by primary key (``+model_id``: not through the model's index, which holds them all)
+        "SELECT memory_id, vector FROM embeddings WHERE memory_id IN "
+        "(SELECT value FROM json_each(?)) AND +model_id = ?",
+        (json.dumps(ids), emb.model_id),
     ).fetchall()
     if not rows:
         return {}
@@ -114,69 +123,67 @@ def rescore(
     alpha: float,
     positions: Callable[[list[int]], dict[int, Key]],
     neighbours: Callable[[list[Key]], dict[int, Key]],
-    bm25: Callable[[list[int]], dict[int, float]],
     similarity: Callable[[list[int]], dict[int, float]],
 ) -> list[tuple[int, float, dict[str, float]]]:
     """``fused`` (weighted fusion of ``kw`` and ``vec``, best first) re-scored with each
     threaded item's neighbours; unchanged when no candidate belongs to a thread.
 
     ``positions``: the thread position of those ids that have one; ``neighbours``: the
-    (allowed) items at these positions; ``bm25`` and ``similarity``: the keyword score (as in
-    ``kw``) and the cosine similarity (as in ``vec``) of items that were not candidates."""
+    (allowed) items at these positions; ``similarity``: the cosine similarity (as in ``vec``)
+    of items that were not candidates. A neighbour that was not a keyword candidate has no
+    keyword score, as in :func:`storage.search.fuse`."""
     if not fused:
         return fused
     pos = positions([f[0] for f in fused])
     if not pos:
         return fused
-    at: dict[Key, set[int]] = defaultdict(set)
+    at: dict[Key, list[int]] = defaultdict(list)
     for mid, key in pos.items():
-        at[key].add(mid)
+        at[key].append(mid)
     wanted: set[Key] = set()
     for mid, _, _ in fused[:EXPAND]:
-        if mid in pos:
-            group, n = pos[mid][:-1], pos[mid][-1]
-            wanted |= {(*group, n - 1), (*group, n + 1)} - at.keys()
-    found = neighbours(sorted(wanted)) if wanted else {}
-    new = {mid: key for mid, key in found.items() if mid not in pos}
+        key = pos.get(mid)
+        if key is not None:
+            for near in ((*key[:-1], key[-1] - 1), (*key[:-1], key[-1] + 1)):
+                if near not in at:
+                    wanted.add(near)
+    new = {m: k for m, k in (neighbours(sorted(wanted)) if wanted else {}).items() if m not in pos}
     for mid, key in new.items():
         pos[mid] = key
-        at[key].add(mid)
-
-    kw_s = dict(kw)
+        at[key].append(mid)
     vec_s = dict(vec)
-    if new and kw:
-        kw_s.update(bm25(list(new)))
     if new and vec:
         vec_s.update(similarity(list(new)))
     top_bm25 = max((s for _, s in kw), default=0.0)
     w_kw = 0.0 if not kw else (1.0 - alpha if vec else 1.0)
     w_vec = 0.0 if not vec else (alpha if kw else 1.0)
+    kn = {mid: s / top_bm25 for mid, s in kw} if top_bm25 > 0 else {}
 
-    def kn(mid: int) -> float:
-        s = kw_s.get(mid)
-        return s / top_bm25 if s is not None and top_bm25 > 0 else 0.0
-
-    def best(values: dict[int, float], key: Key, step: int) -> float:
-        near = (*key[:-1], key[-1] + step)
-        return max((values.get(m, 0.0) for m in at.get(near, ())), default=0.0)
-
-    base_kn = {mid: kn(mid) for mid in pos}
-    own: dict[int, float] = {}
+    before: dict[int, list[int]] = {}
+    after: dict[int, list[int]] = {}
     for mid, key in pos.items():
-        k = base_kn[mid] + BEFORE * best(base_kn, key, -1) + AFTER * best(base_kn, key, 1)
-        own[mid] = w_kw * k + w_vec * max(0.0, vec_s.get(mid, 0.0))
+        before[mid] = at.get((*key[:-1], key[-1] - 1), [])
+        after[mid] = at.get((*key[:-1], key[-1] + 1), [])
+
+    def best(values: dict[int, float], ids: list[int]) -> float:
+        return max([values.get(m, 0.0) for m in ids], default=0.0)
+
+    own = {
+        mid: w_kw
+        * (kn.get(mid, 0.0) + BEFORE * best(kn, before[mid]) + AFTER * best(kn, after[mid]))
+        + w_vec * max(0.0, vec_s.get(mid, 0.0))
+        for mid in pos
+    }
     scores: dict[int, tuple[float, dict[str, float]]] = {m: (s, c) for m, s, c in fused}
-    for mid, key in pos.items():
-        total = own[mid] + SPREAD * max(best(own, key, -1), best(own, key, 1))
-        comps = dict(scores[mid][1]) if mid in scores else {}
-        if mid in new:
-            if mid in kw_s:
-                comps["keyword"] = kn(mid)
-            if mid in vec_s:
-                comps["vector"] = max(0.0, vec_s[mid])
-        comps["context"] = total - (scores[mid][0] if mid in scores else 0.0)
+    for mid in pos:
+        total = own[mid] + SPREAD * max(best(own, before[mid]), best(own, after[mid]))
+        old = scores.get(mid)
+        comps = dict(old[1]) if old is not None else {}
+        if mid in new and mid in vec_s:
+            comps["vector"] = max(0.0, vec_s[mid])
+        comps["context"] = total - (old[0] if old is not None else 0.0)
         scores[mid] = (total, comps)
-    top = max((s for s, _ in scores.values()), default=0.0)
+    top = max(s for s, _ in scores.values())
     scale = 1.0 / top if top > 1.0 else 1.0
     out = [(mid, s * scale, c) for mid, (s, c) in scores.items()]
     # ties go by raw similarity, then by id, as in fuse()
@@ -192,15 +199,15 @@ def with_context(
     *,
     alpha: float,
     filters: MemoryFilter,
-    match: str | None,
-    bm25_weights: str,
     query_vector: np.ndarray | None,
     min_similarity: float | None,
 ) -> list[tuple[int, float, dict[str, float]]]:
     """Memory search's candidates re-scored with their thread neighbours (see the module)."""
 
+    suffixed: set[str] = set()
+
     def neighbours(keys: list[Key]) -> dict[int, Key]:
-        found = _lookup(store, keys)
+        found = _lookup(store, keys, suffixed)
         allowed = store.ids_matching(filters, list(found)) if found else set()
         return {mid: key for mid, key in found.items() if mid in allowed}
 
@@ -216,8 +223,7 @@ def with_context(
         kw,
         vec,
         alpha=alpha,
-        positions=lambda ids: _positions(store, ids),
+        positions=lambda ids: _positions(store, ids, suffixed),
         neighbours=neighbours,
-        bm25=lambda ids: fts_scores(store, "memories_fts", match, bm25_weights, ids),
         similarity=similarity,
     )

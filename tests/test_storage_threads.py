@@ -218,3 +218,20 @@ def test_message_context_with_a_model(store: MemoryStore) -> None:
     assert hits[0].message.text == TALK[0]
     assert all(0.0 <= h.score <= 1.0 for h in hits)
     assert [h.score for h in hits] == sorted((h.score for h in hits), reverse=True)
+
+
+def test_chat_memories_with_a_suffix_are_neighbours(words: MemoryStore) -> None:
+    ids = [
+        words.add(
+            NewMemory(
+                text=text,
+                kind=Kind.EPISODE,
+                source="chat:test",
+                source_id=f"s1#{i}:rule-{i}",
+                created_at=T0 + i,
+            )
+        ).id
+        for i, text in enumerate(TALK)
+    ]
+    got = [h.memory.id for h in search(words, "car accident kids", k=2)]
+    assert got == [ids[0], ids[1]]
