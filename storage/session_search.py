@@ -403,12 +403,13 @@ def search_passages(
     alpha: float = DEFAULT_ALPHA,
     query_vector: np.ndarray | None = None,
     before: float | None = None,
-    context: bool = True,
+    context: bool = False,
 ) -> list[PassageHit]:
     """Passages of every conversation, best first: bm25 over ``passages_fts`` fused with exact
     cosine similarity. ``before``: only sessions that started before that instant.
     ``context``: score a passage with the messages before and after its own too (hybrid
-    search only)."""
+    search only). Off by default: in :func:`predictive.retrieval.find` it raised the dev set's
+    recall@5 (0.925 → 0.950) but lowered its MRR (0.794 → 0.722; bench/README.md, issue 10)."""
     _check(query, k, mode)
     sessions = store if isinstance(store, SessionStore) else sessions_of(store)
     qv = query_vector if query_vector is not None else _query_vector(sessions, query, mode)

@@ -204,9 +204,9 @@ def test_a_reply_message_is_found_through_the_question_before_it(words: MemorySt
 def test_a_reply_passage_is_found_through_the_question_before_it(words: MemoryStore) -> None:
     s = _chat(words)
     q = "car accident kids"
-    plain = [p.text for p in search_passages(s, q, k=2, context=False)]
+    plain = [p.text for p in search_passages(s, q, k=2)]  # no context by default
     assert TALK[1] not in plain
-    got = search_passages(s, q, k=2)
+    got = search_passages(s, q, k=2, context=True)
     assert got[0].text == TALK[0]
     assert TALK[1] in [p.text for p in got]
     assert all(0.0 <= p.score <= 1.0 for p in got)
