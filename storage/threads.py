@@ -1,11 +1,11 @@
-"""Conversation context in memory search: a message is found through the messages around it.
+"""Conversation context in search: a message is found through the messages around it.
 
 A reply read alone ("Yes, last Tuesday!", "They were scared but we calmed them down") shares
 few words with the question it answers; the message before it usually holds them. A memory
 whose ``source_id`` reads ``<thread>#<n>`` (optionally followed by ``:<anything>``) is the n-th
 message of that thread of its source, the form chat memories already carry
-(``<session>#<message index>``). In a weighted-fusion search such a memory's score takes in
-its neighbours' (same source, same thread, n ± 1):
+(``<session>#<message index>``). In a hybrid weighted-fusion search such a memory's score
+takes in its neighbours' (same source, same thread, n ± 1):
 
 * its keyword match is raised by :data:`BEFORE` × the previous message's and :data:`AFTER` ×
   the next one's (the neighbours' words count as lower-weight text of the message);
@@ -14,7 +14,9 @@ its neighbours' (same source, same thread, n ± 1):
 Neighbours of the best :data:`EXPAND` candidates join the candidates with their own exact
 vector similarity (and no keyword score: they did not match well enough to be keyword
 candidates), so a reply the lists missed can still be found. A store without
-threaded memories ranks exactly as before. Measured on LoCoMo (``bench/bench_locomo.py``).
+threaded memories ranks exactly as before. :func:`rescore` is shared with
+:mod:`storage.session_search`, where a session's messages (and, when asked, passages) are the
+thread. Measured on LoCoMo and the dev set (bench/README.md, issue 10).
 """
 
 from __future__ import annotations
