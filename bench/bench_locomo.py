@@ -15,13 +15,19 @@ several ids (``"D8:6; D9:17"``) are split, ``"D:11:26"`` and ``"D30:05"`` are no
 unparseable ids and ids naming no turn are counted, and questions left with no usable evidence
 are counted and excluded from the averages.
 
+A turn's ``source_id`` is ``<conversation>/session_<n>#<turn index>``, the key chat memories
+carry (``<session>#<message index>``), so search reads it as a message of that session's
+thread and scores it with its neighbouring turns (``storage/threads.py``).
+
 Configurations: keyword only (FTS5 bm25), vector only, hybrid with reciprocal rank fusion,
-hybrid with weighted fusion at several alphas (alpha = weight of the vector similarity). Each
+hybrid with weighted fusion at several alphas (alpha = weight of the vector similarity), and
+weighted hybrid (first alpha) with the thread context turned off (keyword, vector and RRF
+searches have none). Each
 k is its own search call with the store's default candidate pool. Question vectors are computed
 once per question and passed to ``search``; a separate pass times whole searches, query
 embedding included.
 
-Built stores are cached under ``bench/.cache/locomo-<model>/``.
+Built stores are cached under ``bench/.cache/locomo-<model>-threads/``.
 """
 
 from __future__ import annotations
@@ -53,6 +59,8 @@ from bench.common import (
 DEFAULT_DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "locomo" / "locomo10.json"
 _ID = re.compile(r"^D:?(\d+):0*(\d+)$")
 _SESSION = re.compile(r"^session_(\d+)$")
+BUILD = "threads"
+"""Stores built before turns were keyed as thread messages live in another cache folder."""
 
 
 # ---- data ----------------------------------------------------------------------------------
@@ -88,9 +96,16 @@ def conversation_turns(sample: dict[str, Any]) -> list[dict[str, Any]]:
                     "text": turn_text(turn),
                     "created_at": start + 60.0 * i,
                     "session": number,
+                    "index": i,
                 }
             )
     return out
+
+
+def turn_source_id(sample_id: str, turn: dict[str, Any]) -> str:
+    """``<conversation>/session_<n>#<turn index>``: the turn is message ``index`` of that
+    session's thread, the way chat memories are keyed (``<session>#<message index>``)."""
+    return f"{sample_id}/session_{turn['session']}#{turn['index']}"
 
 
 def clean_evidence(
@@ -165,7 +180,7 @@ def build_conversation(
             text=t["text"],
             kind=Kind.EPISODE,
             source="locomo",
-            source_id=f"{sample['sample_id']}/{t['dia_id']}",
+            source_id=turn_source_id(sample["sample_id"], t),
             created_at=t["created_at"],
             metadata={"dia_id": t["dia_id"], "session": t["session"]},
         )
@@ -211,6 +226,17 @@ def configs(alphas: list[float]) -> list[tuple[str, dict[str, Any]]]:
         (f"hybrid weighted a={a}", {"mode": "hybrid", "fusion": "weighted", "alpha": a})
         for a in alphas
     ]
+    out += [
+        (
+            f"hybrid weighted a={alphas[0] if alphas else 0.3}, no context",
+            {
+                "mode": "hybrid",
+                "fusion": "weighted",
+                "alpha": alphas[0] if alphas else 0.3,
+                "context": False,
+            },
+        ),
+    ]
     return out
 
 
@@ -221,7 +247,7 @@ def evaluate(args: argparse.Namespace) -> dict[str, Any]:
     if args.conversations:
         data = data[: args.conversations]
     embedder = make_embedder(args.embedder)
-    root = CACHE_DIR / f"locomo-{slug(embedder.model_id)}"
+    root = CACHE_DIR / f"locomo-{slug(embedder.model_id)}-{BUILD}"
     ks = [int(k) for k in args.ks.split(",")]
     alphas = [float(a) for a in args.alphas.split(",") if a]
     cfgs = configs(alphas)
@@ -232,7 +258,12 @@ def evaluate(args: argparse.Namespace) -> dict[str, Any]:
     scores: dict[str, dict[int, list[tuple[int, float]]]] = {
         name: {k: [] for k in ks} for name, _ in cfgs
     }
-    latencies: dict[str, list[float]] = {"hybrid": [], "keyword": [], "vector": []}
+    latencies: dict[str, list[float]] = {
+        "hybrid": [],
+        "hybrid, no context": [],
+        "keyword": [],
+        "vector": [],
+    }
     embed_lat: list[float] = []
     builds = []
     totals = Counter()
@@ -268,10 +299,11 @@ def evaluate(args: argparse.Namespace) -> dict[str, Any]:
         for question, _, _ in questions[:5]:
             search(store, question, k=10)
         for question, _, _ in questions:
-            for mode in latencies:
+            for name in latencies:
+                mode, _, bare = name.partition(", ")
                 t0 = time.perf_counter()
-                search(store, question, k=10, mode=mode)
-                latencies[mode].append(time.perf_counter() - t0)
+                search(store, question, k=10, mode=mode, context=not bare)
+                latencies[name].append(time.perf_counter() - t0)
             t0 = time.perf_counter()
             embedder.embed([question])
             embed_lat.append(time.perf_counter() - t0)

@@ -83,6 +83,7 @@ _EVIDENCE_SESSION = re.compile(r"^D(\d+):")
 
 GLOBAL = [
     ("global hybrid", {"mode": "hybrid"}),
+    ("global hybrid, no context", {"mode": "hybrid", "context": False}),
     ("global keyword", {"mode": "keyword"}),
     ("global vector", {"mode": "vector"}),
 ]
@@ -101,6 +102,7 @@ COMBINED_SF = [SESSION_FIRST[0], SESSION_FIRST[2], SESSION_FIRST[3]]
 # latency: (label, configuration, query vector given)
 LATENCY_CALLS = [
     ("global hybrid", "global hybrid", False),
+    ("global hybrid, no context", "global hybrid, no context", False),
     ("global keyword", "global keyword", False),
     ("global vector", "global vector", False),
     ("session-first default", "session-first default", False),

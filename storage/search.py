@@ -14,6 +14,7 @@ from storage.errors import InvalidInput
 from storage.models import Memory
 from storage.repository import MemoryFilter, MemoryStore
 from storage.text import fts_or, fts_terms
+from storage.threads import with_context
 
 log = logging.getLogger(__name__)
 
@@ -188,12 +189,16 @@ def search(
     query_vector: np.ndarray | None = None,
     min_similarity: float | None = None,
     loader: Callable[[list[int]], list[Memory]] | None = None,
+    context: bool = True,
 ) -> list[SearchHit]:
     """Search memories. ``mode``: hybrid | keyword | vector. ``fusion``: rrf | weighted.
 
     Without an embedder, hybrid quietly becomes keyword search (vector mode is an error).
     ``min_similarity`` drops vector candidates less similar than that (noise in small stores).
     ``loader`` fetches memories by id in place of the store (a caller's cache).
+    ``context``: in hybrid search with weighted fusion, a message of a conversation thread is
+    scored with its neighbouring messages too (:mod:`storage.threads`); keyword and vector
+    search return what matched by themselves.
     """
     if mode not in MODES:
         raise InvalidInput(f"unknown search mode {mode!r}; use one of {', '.join(MODES)}")
@@ -211,6 +216,7 @@ def search(
         raise InvalidInput("vector search needs an embedding model")
     kw: list[tuple[int, float]] = []
     vec: list[tuple[int, float]] = []
+    qv: np.ndarray | None = None
     if mode in ("hybrid", "keyword"):
         kw = keyword_candidates(store, query, filters, pool)
     if mode in ("hybrid", "vector") and store.has_embedder:
@@ -223,6 +229,17 @@ def search(
         if min_similarity is not None:
             vec = [(mid, sim) for mid, sim in vec if sim >= min_similarity]
     fused = fuse(kw, vec, fusion=fusion, alpha=alpha)
+    if context and fusion == "weighted" and mode == "hybrid":
+        fused = with_context(
+            store,
+            fused,
+            kw,
+            vec,
+            alpha=alpha,
+            filters=filters,
+            query_vector=qv,
+            min_similarity=min_similarity,
+        )
     top = fused[:k]
     mems = {m.id: m for m in (loader or store.get_many)([t[0] for t in top])}
     kw_rank = {mid: r for r, (mid, _) in enumerate(kw, 1)}
