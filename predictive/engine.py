@@ -30,6 +30,7 @@ from predictive.render import (
     title,
     topic_renderings,
 )
+from predictive.restated import restated
 from predictive.retrieval import label_of
 from predictive.scoring import HybridScorer
 from predictive.selection import admit, place
@@ -464,6 +465,10 @@ class ContextEngine:
         # The budget is a ceiling: only what is tied to this file (or matches it strongly).
         admitted = admit((c.memory, c.relevance, frozenset(c.reasons)) for c in cands.values())
         cands = {i: c for i, c in cands.items() if i in admitted}
+        # What a better-tied memory already says is not said twice.
+        ranked = sorted(cands, key=lambda i: (-cands[i].relevance, -cands[i].memory.created_at))
+        for i in restated((i, cands[i].memory.text) for i in ranked):
+            del cands[i]
         tiers: dict[Tier, list[Candidate]] = {t: [] for t in TIERS}
         scored: dict[int, float] = {}
         for mid, c in cands.items():

@@ -486,3 +486,29 @@ def test_a_huge_tag_is_stored_cut_and_the_context_stays_usable(store: MemoryStor
     assert tags == ["x" * MAX_ANCHOR_CHARS]
     result = _assemble_within(ContextEngine(store), req(), 60)
     assert mid in result.memory_ids  # type: ignore[attr-defined]
+
+
+def test_what_a_better_memory_already_says_is_not_said_twice(store: MemoryStore) -> None:
+    body = (
+        "Refactor the retry helper: back off exponentially, cap the delay at thirty seconds "
+        "and log every retry with its attempt number."
+    )
+    first = store.add(NewMemory(body, anchors=[anchor("file", FILE)], created_at=1000.0)).id
+    again = store.add(NewMemory("up\n\n" + body, anchors=[anchor("file", FILE)])).id
+    other = store.add(
+        NewMemory(
+            "Retry helper: log every retry with the status code the server answered.",
+            anchors=[anchor("file", FILE)],
+        )
+    ).id
+    ids = ContextEngine(store).assemble(req()).memory_ids
+    assert (first in ids) != (again in ids)  # one of the two, not both
+    assert other in ids  # sharing a few words is not saying the same
+
+
+def test_restated_needs_most_of_a_text_and_a_real_text() -> None:
+    from predictive.restated import restated
+
+    long = "cap the delay at thirty seconds and log every retry with its attempt number"
+    assert restated([(1, long), (2, "note: " + long), (3, "up"), (4, "up")]) == {2}
+    assert restated([(1, "log every retry"), (2, long)]) == set()  # it says more

@@ -1,0 +1,32 @@
+"""Memories that say again what a better one in the same context already says (a squashed
+commit repeating its parent's message, a rule restated in a commit): the context shows it once."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+
+_WORD = re.compile(r"\w+")
+MIN_SHINGLES = 6
+"""A text of fewer word triples ("up", "fix typo") is too short to call a restatement."""
+RESTATED = 0.8
+"""The share of a text's word triples another text must hold for it to be a restatement."""
+
+
+def shingles(text: str) -> frozenset[tuple[str, str, str]]:
+    """The text's word triples, lowercased."""
+    w = _WORD.findall(text.lower())
+    return frozenset(zip(w, w[1:], w[2:], strict=False))
+
+
+def restated(ranked: Iterable[tuple[int, str]]) -> set[int]:
+    """The ids (best first in ``ranked``) whose text a better-ranked one already holds."""
+    kept: list[frozenset[tuple[str, str, str]]] = []
+    out: set[int] = set()
+    for mid, text in ranked:
+        s = shingles(text)
+        if len(s) >= MIN_SHINGLES and any(len(s & k) >= RESTATED * len(s) for k in kept):
+            out.add(mid)
+            continue
+        kept.append(s)
+    return out
