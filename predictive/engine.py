@@ -467,7 +467,8 @@ class ContextEngine:
         cands = {i: c for i, c in cands.items() if i in admitted}
         # What a better-tied memory already says is not said twice.
         ranked = sorted(cands, key=lambda i: (-cands[i].relevance, -cands[i].memory.created_at))
-        for i in restated((i, cands[i].memory.text) for i in ranked):
+        disputed = self._disputed(list(cands))
+        for i in restated(((i, cands[i].memory.text) for i in ranked), keep=disputed):
             del cands[i]
         tiers: dict[Tier, list[Candidate]] = {t: [] for t in TIERS}
         scored: dict[int, float] = {}
@@ -613,6 +614,13 @@ class ContextEngine:
         except Exception:  # a compressor failure must not cost the whole context
             log.warning("compressing memory #%s failed", m.id, exc_info=True)
             return {}
+
+    def _disputed(self, ids: list[int]) -> set[int]:
+        """The memories among ``ids`` with an open contradiction, and their other sides."""
+        if not ids:
+            return set()
+        found = self.store.contradictions.query(ContradictionStatus.OPEN, memory_ids=ids)
+        return {i for c in found for i in (c.memory_a, c.memory_b)}
 
     def _add_contradictions(
         self, tiers: dict[Tier, list[Candidate]], ids: list[int], scored: dict[int, float]

@@ -4,7 +4,7 @@ commit repeating its parent's message, a rule restated in a commit): the context
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 
 _WORD = re.compile(r"\w+")
 MIN_SHINGLES = 6
@@ -19,13 +19,18 @@ def shingles(text: str) -> frozenset[tuple[str, str, str]]:
     return frozenset(zip(w, w[1:], w[2:], strict=False))
 
 
-def restated(ranked: Iterable[tuple[int, str]]) -> set[int]:
-    """The ids (best first in ``ranked``) whose text a better-ranked one already holds."""
+def restated(ranked: Iterable[tuple[int, str]], keep: Collection[int] = ()) -> set[int]:
+    """The ids (best first in ``ranked``) whose text a better-ranked one already holds; ``keep``
+    (two sides of an open contradiction: one changed word is the point) are never dropped."""
     kept: list[frozenset[tuple[str, str, str]]] = []
     out: set[int] = set()
     for mid, text in ranked:
         s = shingles(text)
-        if len(s) >= MIN_SHINGLES and any(len(s & k) >= RESTATED * len(s) for k in kept):
+        if (
+            mid not in keep
+            and len(s) >= MIN_SHINGLES
+            and any(len(s & k) >= RESTATED * len(s) for k in kept)
+        ):
             out.add(mid)
             continue
         kept.append(s)

@@ -238,12 +238,15 @@ async def test_bad_arguments_get_a_clear_error_and_the_server_keeps_serving(
 
 
 async def test_results_stay_within_their_budget(project: Path, data: Path) -> None:
-    body = " ".join(f"The billing service step {i} retries invoices nightly." for i in range(40))
+    def body(n: int) -> str:  # sixty different notes (the context shows a restatement once)
+        steps = (f"Invoice {n}-{i} of the billing service retries nightly." for i in range(40))
+        return " ".join(steps)
+
     with seeded(project, data) as store:
         ids = [
             store.add(
                 NewMemory(
-                    text=f"Billing note {n}: {body}",
+                    text=f"Billing note {n}: {body(n)}",
                     kind=Kind.FACT,
                     anchors=[Anchor(AnchorType.FILE, "src/api.py")],
                 )

@@ -217,12 +217,11 @@ def test_a_memory_superseded_long_ago_is_archived_with_its_successor_named(
 
 def test_old_episodes_are_served_at_shorter_levels(store: MemoryStore, tmp_path) -> None:
     step = "adjusted the retry loop in worker.py and re-ran the suite."
-    body = " ".join(f"Step {n}: {step}" for n in range(12))
     ages = {"fresh": 1, "week": 10, "month": 40}
     ids = {
         name: mem(
             store,
-            f"{name} episode. {body}",
+            " ".join(f"Step {n}: {name} {step}" for n in range(12)),  # three different texts
             kind=Kind.EPISODE,
             anchors=files("worker.py"),
             created_at=NOW - days * DAY,

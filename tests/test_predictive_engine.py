@@ -512,3 +512,17 @@ def test_restated_needs_most_of_a_text_and_a_real_text() -> None:
     long = "cap the delay at thirty seconds and log every retry with its attempt number"
     assert restated([(1, long), (2, "note: " + long), (3, "up"), (4, "up")]) == {2}
     assert restated([(1, "log every retry"), (2, long)]) == set()  # it says more
+
+
+def test_two_sides_of_an_open_contradiction_are_both_shown(store: MemoryStore) -> None:
+    text = (
+        "The keyword index of the project store is rebuilt by the reindex command in {} "
+        "transaction every night after the backup."
+    )
+    a = store.add(NewMemory(text.format("one"), anchors=[anchor("file", FILE)])).id
+    b = store.add(NewMemory(text.format("every"), anchors=[anchor("file", FILE)])).id
+    alone = ContextEngine(store).assemble(req()).memory_ids
+    assert (a in alone) != (b in alone)  # one word apart: a restatement, shown once
+    store.contradictions.add(a, b, reason="one transaction or many")
+    ids = ContextEngine(store).assemble(req()).memory_ids
+    assert a in ids and b in ids
