@@ -42,6 +42,7 @@ from storage import (
     AccessKind,
     Anchor,
     AnchorType,
+    Contradiction,
     ContradictionStatus,
     Kind,
     Level,
@@ -467,7 +468,13 @@ class ContextEngine:
         cands = {i: c for i, c in cands.items() if i in admitted}
         # What a better-tied memory already says is not said twice.
         ranked = sorted(cands, key=lambda i: (-cands[i].relevance, -cands[i].memory.created_at))
-        disputed = self._disputed(list(cands))
+        # Open contradictions among them: read once, for this and for the Critical tier.
+        open_ = (
+            self.store.contradictions.query(ContradictionStatus.OPEN, memory_ids=list(cands))
+            if cands
+            else []
+        )
+        disputed = {i for c in open_ for i in (c.memory_a, c.memory_b)}
         for i in restated(((i, cands[i].memory.text) for i in ranked), keep=disputed):
             del cands[i]
         tiers: dict[Tier, list[Candidate]] = {t: [] for t in TIERS}
@@ -492,7 +499,7 @@ class ContextEngine:
             )
             tiers[tier].append(Candidate(f"m{mid}", s, renderings, mid))
 
-        self._add_contradictions(tiers, list(cands), scored)
+        self._add_contradictions(tiers, open_, scored)
         self._add_index(tiers, cands, scored, facts.module)
         self._add_areas(tiers, facts.path, cands, request.as_of)
 
@@ -615,19 +622,12 @@ class ContextEngine:
             log.warning("compressing memory #%s failed", m.id, exc_info=True)
             return {}
 
-    def _disputed(self, ids: list[int]) -> set[int]:
-        """The memories among ``ids`` with an open contradiction, and their other sides."""
-        if not ids:
-            return set()
-        found = self.store.contradictions.query(ContradictionStatus.OPEN, memory_ids=ids)
-        return {i for c in found for i in (c.memory_a, c.memory_b)}
-
     def _add_contradictions(
-        self, tiers: dict[Tier, list[Candidate]], ids: list[int], scored: dict[int, float]
+        self,
+        tiers: dict[Tier, list[Candidate]],
+        open_: list[Contradiction],
+        scored: dict[int, float],
     ) -> None:
-        if not ids:
-            return
-        open_ = self.store.contradictions.query(ContradictionStatus.OPEN, memory_ids=ids)
         if not open_:
             return
         mems = {
