@@ -37,14 +37,17 @@ def words(db_path: Path) -> Iterator[MemoryStore]:
     s.close()
 
 
-def _thread(store: MemoryStore, thread: str, texts: list[str], t0: float = T0) -> list[int]:
+def _thread(
+    store: MemoryStore, thread: str, texts: list[str], t0: float = T0, suffix: str = ""
+) -> list[int]:
+    """Memories keyed ``<thread>#<i>`` (then ``suffix``, with ``{i}`` filled in)."""
     return [
         store.add(
             NewMemory(
                 text=text,
                 kind=Kind.EPISODE,
                 source="chat:test",
-                source_id=f"{thread}#{i}",
+                source_id=f"{thread}#{i}" + suffix.format(i=i),
                 created_at=t0 + i,
             )
         ).id
@@ -221,17 +224,6 @@ def test_message_context_with_a_model(store: MemoryStore) -> None:
 
 
 def test_chat_memories_with_a_suffix_are_neighbours(words: MemoryStore) -> None:
-    ids = [
-        words.add(
-            NewMemory(
-                text=text,
-                kind=Kind.EPISODE,
-                source="chat:test",
-                source_id=f"s1#{i}:rule-{i}",
-                created_at=T0 + i,
-            )
-        ).id
-        for i, text in enumerate(TALK)
-    ]
+    ids = _thread(words, "s1", TALK, suffix=":rule-{i}")
     got = [h.memory.id for h in search(words, "car accident kids", k=2)]
     assert got == [ids[0], ids[1]]
