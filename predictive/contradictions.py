@@ -184,17 +184,20 @@ _POLAR_WORDS = frozenset(
 )
 _STOP = STOPWORDS | _POLAR_WORDS
 _NEGATION = re.compile(
-    r"\b(?:never|not|no|nothing|none|nobody|without|avoid(?:ed|s)?|"
+    r"\b(?:never|not|no(?!-\w)|nothing|none|nobody|without|avoid(?:ed|s)?|"
     r"disable[ds]?|forbid(?:den|s)?|prohibit(?:ed|s)?|stop(?:ped|s)?\s+using)\b|n't\b",
     re.I,
 )
 _CONDITION = re.compile(r"\b(?:if|unless|whether|until|once|when|whenever)\b[^,;]*", re.I)
+_CODE_NONE = re.compile(r"(?<=\S)(\s+|\s*[=(:>,]\s*)None\b")
+"""Python's ``None`` inside a sentence ("returns None", ``x = None``) is a value, no negation."""
 _TURNS = re.compile(r"\b(?:without|unless|until|except)\b", re.I)
 _CLAUSE_SPLIT = re.compile(
     r"(?<=[.!?])\s+(?=[A-Z`\"'(*\[])|\n\s*\n|\n(?=\s*(?:[-*+]\s|\d{1,3}[.)]\s|\||#))|(?<=[.!?:])\n"
-    r"|;\s+|(?<=\w):\s+(?=[A-Za-z])|\s+but\s+|\s+however,?\s+"
+    r"|;\s+|(?<=\w):\s+(?=[A-Za-z])|\s+but\s+|\s+however,?\s+|,\s+so\s+(?=[A-Za-z])"
 )
-"""Clause boundaries: sentences, paragraphs, list items, table rows, semicolons, "but"; a line
+"""Clause boundaries: sentences, paragraphs, list items, table rows, semicolons, "but", ", so"
+(what follows is a consequence, with its own polarity); a line
 wrapped inside a sentence is not one."""
 _CHANGED = re.compile(
     r"\b(?:modified|changed|updated|moved|switched|migrated|renamed|rewritten|reworked)\b", re.I
@@ -275,6 +278,9 @@ class _Choice:
     loser: frozenset[str]
     text: str
     negated: bool = False
+    says_not: bool = False  # "X, not Y": a stance, not a report that Y stopped
+    named: bool = False  # an action on a named thing (merge X into, move X away from, a title)
+    elsewhere: frozenset[str] = frozenset()  # "move X to Y": Y, which the other must not say
 
 
 @dataclass(frozen=True)
@@ -284,6 +290,14 @@ class _Value:
     context: frozenset[str]
     text: str
     loose: bool = False  # its key is a phrase: the two must be about the same (shared words)
+    counted: bool = False  # "5 sessions": its key is what is counted
+
+    @property
+    def tail(self) -> str | None:
+        """A named setting's last part, what it counts ("top_sessions" → session)."""
+        if self.counted or "_" not in self.key:
+            return None
+        return _stem(self.key.rsplit("_", 1)[1])
 
 
 @dataclass(frozen=True)
@@ -292,6 +306,8 @@ class _Ref:
     by: bool  # "superseded by N": the other record is the newer one
     partial: bool
     text: str
+    revisits: bool = False  # "ADR 27 … we are revisiting that decision": a change, not a link
+    about: str = ""  # what the revisiting paragraph says of the record it revisits
 
 
 @dataclass(frozen=True)
@@ -391,6 +407,60 @@ _CHANGE_PATTERNS = (
         re.I,
     ),
 )
+_BEATS = re.compile(
+    r"(?P<w>[^,;:()]{2,60}?)\s+(?:beat|beats|outperform(?:s|ed)?|out-?performed)\s+"
+    r"(?P<l>[^,;:.()]{2,60})",
+    re.I,
+)
+"""A measured choice: "weighted fusion … beat RRF"."""
+_ACTIONS = (
+    re.compile(
+        r"\b(?:merg|combin|fold)(?:e|es|ed|ing)?\s+(?:the\s+|our\s+|a\s+)?"
+        r"(?!(?:branch|pull\s+request|remote-tracking|tag|commit)\b)"
+        r"(?P<l>[^,;:.()]{2,60}?)\s+(?:into|with)\s+(?P<to>[^,;:.()]{2,60})",
+        re.I,
+    ),
+    re.compile(
+        r"\bmov(?:e|es|ed|ing)\s+(?:the\s+|our\s+)?(?P<l>[^,;:.()]{2,60}?)\s+"
+        r"(?:away\s+from|out\s+of|off)\s+(?P<to>[^,;:.()]{2,60})",
+        re.I,
+    ),
+    re.compile(
+        r"\b(?:replacement|successor|substitute)\s+(?:for|to|of)\s+(?:the\s+)?"
+        r"(?:(?:archived|deprecated|old|legacy|unmaintained|abandoned)\s+)?(?P<l>[^,;:.()]{2,60})",
+        re.I,
+    ),
+)
+"""Actions on a named thing that end what an earlier text says of it: merged into another,
+moved away from where it was, replaced by a successor."""
+_MOVED_TO = re.compile(
+    r"\bmov(?:e|es|ed|ing)\s+(?:the\s+|our\s+)?(?P<l>[^,;:.()]{2,60}?)\s+(?:to|into)\s+"
+    r"(?:the\s+)?(?P<to>[^,;:.()]{2,60})",
+    re.I,
+)
+"""Moved somewhere else: it changes an earlier text that puts the thing elsewhere."""
+_STOPS_NOW = re.compile(r"(?P<l>[^,;:.()—–]{2,60}?)\s+no\s+longer\s+(?!be\b|is\b|are\b)[a-z]", re.I)
+"""A subject that no longer does something: "a didOpen alone no longer takes over"."""
+_ACTION_TITLE = re.compile(
+    r"\A\s*(?:(?:ADR|Decision|RFC)[\s#-]*\d{1,4}\s*[:.]\s*)?"
+    r"(?P<verb>change|replace|remove|retire|drop|merge|combine|move|migrate|switch|deprecate"
+    r"|consolidate|decommission)\s+(?P<rest>[^\n]{3,120})",
+    re.I,
+)
+"""A record's title that names an action ("ADR 30: Change in architecture to Asset Master"):
+what it acts on is what an earlier text describes."""
+_RECORD_WORDS = frozenset(
+    _stem(w)
+    for w in "adr adrs rfc record records decision decisions status context consequences "
+    "accepted approved proposed option options".split()
+)
+"""Words every decision record has: they tell no two records' subjects together."""
+_REVISITS = re.compile(r"\b(?:revisit|reconsider|overturn|overrul|revers)\w*\b", re.I)
+_NAMED_RECORD = re.compile(r"\b(?:ADR|RFC|record|decision)\s*#?\s*0*(?P<n>\d{1,4})\b", re.I)
+_LEFT_OUT = re.compile(
+    r"\b(?:left|leave|leaves|leaving|filtered|filters?|kept|keeps?|keep)\s+out\b", re.I
+)
+"""Left out: an exclusion in two words (read as "excluded")."""
 _ASSIGN = re.compile(
     r"(?<![\w.])(?P<k>[A-Za-z_][\w.-]{1,60}?)\s*(?P<op>=|:=|==|:)\s*[\"'`]?(?P<v>[\w.:/%+-]{1,60})"
 )
@@ -440,7 +510,7 @@ _SLOT_BEFORE = frozenset(
 for …", "loaded per X"."""
 _SWITCH_ON = re.compile(
     r"\b(?:turn(?:s|ed|ing)?|switch(?:es|ed|ing)?|left|leave|kept|keeps?|stays?|set\s+to)\s+"
-    r"(?:[\w'-]+\s+){0,3}?on\b|\bon\b\s*(?=$|[,.;)\]—–(]|\s[-—–]\s|by\s+default)",
+    r"(?:[\w'-]+\s+){0,5}?on\b|\bon\b\s*(?=$|[,.;)\]—–(]|\s[-—–]\s|by\s+default)",
     re.I,
 )
 """"on" as a setting (it is a stop word elsewhere): "arena on", "turned the cache on"."""
@@ -562,7 +632,7 @@ def _values_of(clause: str, words: frozenset[str]) -> list[_Value]:
                 continue  # "Status: accepted", "Chosen option: X" are prose, not settings
             if k.isdigit() or len(k) < 2:
                 continue
-            out.append(_Value(k, v, words - {_stem(k)}, clause))
+            out.append(_Value(k, v, words - {_stem(k)}, clause, counted=pattern is _COUNTED))
     return out
 
 
@@ -578,18 +648,27 @@ def analyse(text: str) -> _Analysis:
     for m in _REF.finditer(text):
         partial = bool(m.group("part")) or m.group("verb").lower().startswith("amend")
         a.refs.append(_Ref(int(m.group("n")), bool(m.group("by")), partial, _clip(m.group(0))))
+    for para in re.split(r"\n\s*\n", text):
+        turn = _REVISITS.search(para)
+        if turn is not None:
+            for m in _NAMED_RECORD.finditer(para):
+                said = para[min(m.start(), turn.start()) : max(m.end(), turn.end())]
+                a.refs.append(
+                    _Ref(int(m.group("n")), False, False, _clip(said), revisits=True, about=para)
+                )
+    a.changes += _title_action(text)
     for clause in _clauses(text):
         words = content_words(clause)
-        stated = _CONDITION.sub(" ", clause)
+        stated = _CONDITION.sub(" ", _CODE_NONE.sub(r"\1null", clause))
         first = _NEGATION.search(stated)
         negative = bool(first) and not _TURNS.search(stated, first.end() if first else 0)
         stripped = clause
-        for pattern in (*_CHOICE_PATTERNS, _IN_FAVOUR):
+        for pattern in (*_CHOICE_PATTERNS, _IN_FAVOUR, _BEATS):
             for m in pattern.finditer(clause):
                 w, loser = _last_words(m.group("w")), _first_words(m.group("l"))
                 if loser and not (w & loser):
                     negated = bool(re.match(r"\W*(?:not|no|never)\b", m.group("l"), re.I))
-                    a.choices.append(_Choice(w, loser, clause, negated))
+                    a.choices.append(_Choice(w, loser, clause, negated, pattern in _SAYS_NOT))
                     stripped = stripped.replace(m.group("l"), " ")
                     if pattern in _SAYS_NOT:
                         negative = False  # "X, not Y" says X
@@ -599,6 +678,10 @@ def analyse(text: str) -> _Analysis:
                 loser = _first_words(m.group("l"))
                 if loser:
                     a.changes.append(_Choice(frozenset(), loser, clause))
+        a.changes += _actions(clause)
+        if _LEFT_OUT.search(clause):
+            words = content_words(_LEFT_OUT.sub(" excluded", clause))
+            stripped = _LEFT_OUT.sub(" excluded", stripped)
         a.values += _values_of(clause, words)
         a.closed += _closed_lists(clause)
         on = " on" in clause.lower() and _SWITCH_ON.search(clause)
@@ -614,6 +697,41 @@ def analyse(text: str) -> _Analysis:
             )
         )
     return a
+
+
+def _actions(clause: str) -> list[_Choice]:
+    """What a clause merges away, moves, replaces or says no longer does something."""
+    out = []
+    for pattern in _ACTIONS:
+        for m in pattern.finditer(clause):
+            loser = _first_words(m.group("l"))
+            if loser:
+                out.append(_Choice(frozenset(), loser, clause, named=True))
+    for m in _MOVED_TO.finditer(clause):
+        loser, to = _first_words(m.group("l")), _first_words(m.group("to"))
+        if loser and to and not (loser & to):
+            out.append(_Choice(frozenset(), loser, clause, named=True, elsewhere=to))
+    for m in _STOPS_NOW.finditer(clause):
+        subject = re.sub(r"\b(?:alone|itself|themselves|now|also|still|by\s+itself)\b", " ", m["l"])
+        loser = _last_words(subject, 2)
+        if loser:
+            out.append(_Choice(frozenset(), loser, clause, named=True))
+    return out
+
+
+def _title_action(text: str) -> list[_Choice]:
+    """A record's title that names an action on something ("Merge API PostgreSQL instance
+    into main PostgreSQL instance", "Change in architecture to Asset Master")."""
+    if not _TITLE_NUMBER.match(text):
+        return []
+    m = _ACTION_TITLE.match(text)
+    if m is None:
+        return []
+    rest = m.group("rest")
+    changed = m.group("verb").lower() in ("change", "switch", "migrate")
+    loser = content_words(rest) if changed else _first_words(rest)
+    title = text.split("\n", 1)[0]
+    return [_Choice(frozenset(), loser, title, named=True)] if loser else []
 
 
 def _field_values(text: str) -> list[_Value]:
@@ -672,6 +790,18 @@ def _ref_finding(x: Memory, ax: _Analysis, y: Memory, ay: _Analysis) -> Finding 
         for r in ah.refs:
             if r.number != wanted:
                 continue
+            if r.revisits:
+                own = _number(holder, ah)
+                if own is not None and own < wanted:
+                    continue  # an earlier record cannot revisit a later one
+                if len((content_words(r.about) & content_words(other.text)) - _RECORD_WORDS) < 2:
+                    continue  # another record of that number (another project's)
+                return Finding(
+                    "changed",
+                    f"record {own} revisits record {wanted}: “{r.text}”",
+                    0.8,
+                    first_newer=holder_is_x,
+                )
             holder_newer = not r.by
             older = ah if not holder_newer else ao
             partial = r.partial or older.partly_superseded
@@ -689,13 +819,38 @@ def _ref_finding(x: Memory, ax: _Analysis, y: Memory, ay: _Analysis) -> Finding 
     return None
 
 
+def _counts_setting(vx: _Value, vy: _Value) -> bool:
+    """A named setting and a count of what it counts, about the same named thing:
+    ``top_sessions=3`` / "defaults to 5 sessions" (both name ``session_first``)."""
+    if not (
+        (vx.tail and vy.counted and vx.tail == vy.key)
+        or (vy.tail and vx.counted and vy.tail == vx.key)
+    ):
+        return False
+    shared = vx.context & vy.context
+    return len(shared) >= 2 or any("_" in w or "." in w for w in shared)
+
+
 def _value_finding(ax: _Analysis, ay: _Analysis) -> Finding | None:
     for vx in ax.values:
         for vy in ay.values:
-            if vx.key != vy.key or vx.value == vy.value:
+            if vx.value == vy.value:
+                continue
+            if vx.key != vy.key:
+                if _counts_setting(vx, vy):
+                    return Finding(
+                        "value",
+                        f"{vx.key}: {vx.value} vs {vy.key}: {vy.value} — “{_clip(vx.text)}” / "
+                        f"“{_clip(vy.text)}”",
+                        0.75,
+                    )
                 continue
             if vx.loose:
-                if _same_subject(vx.context, vy.context) < OVERLAP:
+                # a field typed anew beside a note naming its old type: "url: str  # … HttpUrl"
+                renamed = vx.key.startswith("field ") and (
+                    _stem(vx.value) in vy.context or _stem(vy.value) in vx.context
+                )
+                if not renamed and _same_subject(vx.context, vy.context) < OVERLAP:
                     continue
                 return Finding(
                     "value",
@@ -728,6 +883,19 @@ def _choice_finding(ax: _Analysis, ay: _Analysis) -> Finding | None:
     return None
 
 
+_AGAINST = re.compile(
+    r"\b(?:instead\s+of|rather\s+than|in\s+place\s+of|in\s+favou?r\s+of|beat|beats"
+    r"|outperform(?:s|ed)?)\b",
+    re.I,
+)
+
+
+def _chose_against(text: str, loser: frozenset[str]) -> bool:
+    """Whether ``text`` itself chooses something over one of ``loser``'s words ("beat
+    keyword-only, vector-only and RRF")."""
+    return any(content_words(text[m.end() :]) & loser for m in _AGAINST.finditer(text))
+
+
 def _change_finding(
     x: Memory, ax: _Analysis, y: Memory, ay: _Analysis, *, titled: bool = False
 ) -> Finding | None:
@@ -744,6 +912,9 @@ def _change_finding(
         losers = [*an.changes, *an.choices]
         # a short statement (a commit, a rule) is about one thing: all of it is the subject
         whole = content_words(newer.text) if len(newer.text) <= SHORT_CHARS else None
+        # two short statements: each whole is the other's subject too (for a choice, which
+        # names what it chose against; "remove things that are done" is too loose for it)
+        other = content_words(older.text) if whole and len(older.text) <= SHORT_CHARS else None
         for choice in losers:
             loser, said = choice.loser, choice.text
             said_words = whole if whole is not None else content_words(said) | own
@@ -756,7 +927,27 @@ def _change_finding(
                     continue
                 if clause.changes:  # it reports a change itself: not a statement of the state
                     continue
-                if _same_subject(said_words, clause.words, need=need) < CHANGE_OVERLAP:
+                if choice.elsewhere & clause.words:
+                    continue  # it already puts the thing where the move takes it
+                if choice.says_not and not (content_words(said) - loser) & clause.words:
+                    continue  # "ingest knowledge, not noise": a stance about something else
+                if choice.winner and _chose_against(clause.text, loser):
+                    continue  # the earlier one chose against it too: the same direction
+                if choice.named:
+                    # an action on a named thing: the thing itself is what must be shared
+                    if len(loser & clause.words) < min(2, len(loser)):
+                        continue
+                    if len(said_words & clause.words) < 3:
+                        continue
+                elif (
+                    max(
+                        _same_subject(said_words, clause.words, need=need),
+                        _same_subject(said_words, other, need=need)
+                        if other and choice.winner
+                        else 0,
+                    )
+                    < CHANGE_OVERLAP
+                ):
                     continue
                 return Finding(
                     "changed",
@@ -774,6 +965,11 @@ _ANTONYMS: tuple[tuple[str, str], ...] = (
     ("allow", "deny"),
     ("allow", "forbid"),
     ("includ", "exclud"),
+    ("ingest", "exclud"),
+    ("includ", "skip"),
+    ("ingest", "skip"),
+    ("includ", "omit"),
+    ("ingest", "omit"),
     ("sync", "async"),
     ("synchronous", "asynchronous"),
     ("lazy", "eager"),
@@ -846,6 +1042,8 @@ def _polarity_finding(ax: _Analysis, ay: _Analysis) -> Finding | None:
             for clause in ao.clauses:
                 if clause.negative or not (choice.loser & clause.words):
                     continue
+                if _chose_against(clause.text, choice.loser):
+                    continue  # both choose against it
                 if _same_subject(said, clause.words) < CHANGE_OVERLAP:
                     continue
                 return Finding(

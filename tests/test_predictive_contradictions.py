@@ -630,6 +630,105 @@ RULE_PAIRS: dict[str, tuple[str, str, str, tuple[str, str]]] = {
         "value",
         ("class Point:\n    x: float\n    y: float", "class Job:\n    x: int\n    name: str"),
     ),
+    "a thing merged into another": (
+        "The billing service keeps its own Redis instance for session locks.",
+        "Merge the billing Redis instance into the shared cache cluster.",
+        "changed",
+        (
+            "The shared cache cluster holds the session locks of every service.",
+            "Merge the billing Redis instance into the shared cache cluster.",
+        ),
+    ),
+    "a thing moved away from where it was": (
+        "Static assets are served by the nginx tier in front of the app servers.",
+        "Move static assets away from the nginx tier to a CDN bucket.",
+        "changed",
+        (
+            "Static assets are served from the CDN bucket with long cache headers.",
+            "Move static assets to the CDN bucket.",
+        ),
+    ),
+    "a successor for what was chosen": (
+        "We will use the celery-beat library to schedule the nightly jobs.",
+        (
+            "The nightly jobs run on apscheduler, a drop-in replacement for the unmaintained "
+            "celery-beat library."
+        ),
+        "changed",
+        (
+            "We will use the celery-beat library to schedule the nightly jobs.",
+            "celery-beat needs a replacement for its broken timezone handling upstream.",
+        ),
+    ),
+    "a subject that no longer does it": (
+        "A failed health check restarts the worker process.",
+        "A failed health check alone no longer restarts the worker (the supervisor decides).",
+        "changed",
+        (
+            "A failed health check restarts the worker process.",
+            "The restart script alone no longer needs root.",
+        ),
+    ),
+    "a measured choice beats the earlier one": (
+        "The ranker fuses keyword and vector scores with reciprocal rank fusion (mode = rrf).",
+        (
+            "ranker: weighted fusion of keyword and vector scores by default — it beat rrf on "
+            "the labelled questions"
+        ),
+        "changed",
+        (
+            "The ranker fuses keyword and vector scores with reciprocal rank fusion (mode = rrf).",
+            "ranker: the new tokenizer beat the old one on the labelled questions",
+        ),
+    ),
+    "a count of what a setting counts": (
+        "open_sessions(query, top_sessions=3): the best sessions by summary, then their messages.",
+        "open_sessions reads 5 sessions by default (best on the labelled questions).",
+        "value",
+        (
+            (
+                "open_sessions(query, top_sessions=3): the best sessions by summary, then their "
+                "messages."
+            ),
+            "The importer reads 5 sessions per batch from the archive.",
+        ),
+    ),
+    "a field retyped beside its old type": (
+        "timeout: int  # seconds, validated as a whole number",
+        "timeout: float  # float instead of int for sub-second waits",
+        "value",
+        ("timeout: int  # seconds", "retries: int  # attempts before giving up"),
+    ),
+    "a consequence after so keeps its own polarity": (
+        "Every API response says Cache-Control: no-store, so the CDN keeps no copy.",
+        "Let the CDN cache public API responses instead of sending no-store on every response.",
+        "changed",
+        (
+            "Every API response says Cache-Control: no-store, so the CDN keeps no copy.",
+            "The CDN keeps no copy of private API responses (Cache-Control: no-store).",
+        ),
+    ),
+    "None is a value, not a negation": (
+        "load_config() prints the parsed settings and returns None.",
+        "Remove the debug print of the parsed settings from load_config().",
+        "changed",
+        (
+            "load_config() prints the parsed settings and returns None.",
+            "Remove the retry loop from save_config().",
+        ),
+    ),
+    "left out against taken in": (
+        "Vendored files and generated files are ingested like any other source file.",
+        (
+            "Vendored files and generated files are left out by default (--include-vendored "
+            "keeps them)."
+        ),
+        "polarity",
+        (
+            "Vendored files are left out by default.",
+            "Generated files are ingested like any other source file.",
+        ),
+    ),
 }
 
 
@@ -644,3 +743,84 @@ def test_each_new_rule_fires_and_leaves_its_look_alike(
     assert (found[0].older, found[0].newer) == (old, new)
     x, y = put(like_a, Kind.FACT, 2), put(like_b, Kind.FACT, 3)
     assert _pair(store, x, y) == [], rule
+
+
+# ---------------------------------------------------------------- records that act on another
+
+RECORD_PAIRS: dict[str, tuple[str, str, str, tuple[str, str]]] = {
+    "a record that revisits an earlier one": (
+        (
+            "ADR 4: Render pages on the server\nStatus: Accepted\n\nDecision: We render every "
+            "page on the server with Jinja templates."
+        ),
+        (
+            "ADR 9: Client-side rendering for the dashboard\nStatus: Accepted\n\nContext: ADR 4 "
+            "chose server rendering for every page. We are revisiting that decision for the "
+            "dashboard, whose charts update live.\n\nDecision: Render the dashboard in the "
+            "browser with Preact."
+        ),
+        "changed",
+        (
+            (
+                "ADR 4: Render pages on the server\nStatus: Accepted\n\nDecision: We render "
+                "every page on the server with Jinja templates."
+            ),
+            (
+                "ADR 9: Charts on the dashboard\nStatus: Accepted\n\nContext: ADR 4 chose "
+                "server rendering for every page; the dashboard follows it.\n\nDecision: Render "
+                "the charts on the server as SVG."
+            ),
+        ),
+    ),
+    "a record titled with an action": (
+        "The search service ships its logs through a local Elasticsearch proxy on each host.",
+        (
+            "ADR 12: Retire the Elasticsearch proxy\nStatus: Accepted\n\nDecision: Services "
+            "send their logs to the managed Elasticsearch endpoint directly."
+        ),
+        "changed",
+        (
+            "The search service writes its logs to a local file on each host.",
+            (
+                "ADR 12: Retire the Elasticsearch proxy\nStatus: Accepted\n\nDecision: Services "
+                "send their logs to the managed Elasticsearch endpoint directly."
+            ),
+        ),
+    ),
+}
+"""Decision records (kind decision when they start "ADR N:") against what they change."""
+
+
+def _kind(text: str) -> Kind:
+    return Kind.DECISION if text.startswith("ADR ") else Kind.FACT
+
+
+@pytest.mark.parametrize("rule", list(RECORD_PAIRS))
+def test_a_record_acting_on_an_earlier_text_is_found_and_its_look_alike_left(
+    store: MemoryStore, put: Callable[..., int], rule: str
+) -> None:
+    earlier, later, expected, (like_a, like_b) = RECORD_PAIRS[rule]
+    old, new = put(earlier, _kind(earlier), 0), put(later, _kind(later), 1)
+    found = _pair(store, old, new)
+    assert [c.type for c in found] == [expected], rule
+    assert (found[0].older, found[0].newer) == (old, new)
+    x, y = put(like_a, _kind(like_a), 2), put(like_b, _kind(like_b), 3)
+    assert _pair(store, x, y) == [], rule
+
+
+def test_an_earlier_record_cannot_revisit_a_later_one(
+    store: MemoryStore, put: Callable[..., int]
+) -> None:
+    later = put(
+        "ADR 9: Client-side rendering\nStatus: Accepted\n\nDecision: Render in the browser.",
+        Kind.DECISION,
+        0,
+    )
+    earlier = put(
+        "ADR 4: Server rendering\nStatus: Accepted\n\nContext: We may revisit ADR 9 one day."
+        "\n\nDecision: Render on the server.",
+        Kind.DECISION,
+        1,
+    )
+    assert detect(store.get(earlier), store.get(later)) is None
+    assert _pair(store, earlier, later) == []
