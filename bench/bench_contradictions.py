@@ -1,16 +1,17 @@
 """The local contradiction scanner on a labelled set and on whole real stores.
 
     python -m bench.bench_contradictions [--embedder real|hashing] [--no-stores] [--sample 12]
-                                         [--split tune|heldout|fresh|all]
+                                         [--split tune|heldout|fresh|unseen|all]
 
 1. ``bench/data/contradiction_pairs.json``: every pair's two texts become memories of one
    real temporary store (kinds, times and record numbers as ingestion would give them); the
    scanner runs over all of them as it runs on a write (``scan`` then ``record``). A pair is
    predicted a conflict when a contradiction was opened between its two memories. Recall and
    precision per split (odd ids up to 92 tune, even ids held out; ``fresh``: pairs written
-   later, before the rules that followed were tuned, and never tuned on); contradictions
-   opened across pairs are listed apart (unlabelled). ``--split`` chooses the split whose
-   misses and false alarms are printed (the JSON has them all).
+   later, before the rules that followed were tuned, and never tuned on; ``unseen``: pairs
+   written by another engineer who never read the scanner, scored before any rule saw them);
+   contradictions opened across pairs are listed apart (unlabelled). ``--split`` chooses the
+   split whose misses and false alarms are printed (the JSON has them all).
 2. Whole stores: the dev set's workspace (git, decision records, rules, chats), this
    repository (git, decision records, rules), each folder of real decision records, and
    ``docs`` (every Markdown paragraph of this repository and the dev set as a fact: parallel
@@ -19,7 +20,10 @@
    write would; the contradictions opened are counted and a sample is listed (each one is a
    false alarm unless it reads as a real disagreement).
 
-Results: ``bench/results/contradictions.json``.
+3. With ``--llm`` and a model configured as the CLI's (``LIVING_MEMORY_LLM_URL``, ``_MODEL``…):
+   the labelled pairs once more with the model as the scanner's judge, written apart.
+
+Results: ``bench/results/contradictions.json`` (``contradictions-llm.json`` with ``--llm``).
 """
 
 from __future__ import annotations
@@ -46,7 +50,7 @@ from bench.common import (
 )
 
 PAIRS = BENCH_DIR / "data" / "contradiction_pairs.json"
-SPLITS = ("tune", "heldout", "fresh", "all")
+SPLITS = ("tune", "heldout", "fresh", "unseen", "all")
 """The labelled splits; ``all`` is every pair."""
 THIS_REPO = BENCH_DIR.parent
 ADR_DATA = THIS_REPO.parent / "shared" / "data" / "adr"
@@ -136,7 +140,9 @@ def score(
     }
 
 
-def labelled(embedder_name: str) -> dict[str, Any]:
+def labelled(embedder_name: str, judge: Any = None) -> dict[str, Any]:
+    """The labelled pairs scanned one memory at a time (with ``judge``: a configured LLM has
+    the last word on each candidate pair it answers)."""
     from predictive.contradictions import record, scan
     from storage import MemoryStore
 
@@ -149,7 +155,7 @@ def labelled(embedder_name: str) -> dict[str, Any]:
         conflicts = []
         for mid in every:  # one memory at a time, as each write scans what it added
             t0 = time.perf_counter()
-            found = scan(store, [mid])
+            found = scan(store, [mid], judge=judge)
             record(store, found)
             times.append(time.perf_counter() - t0)
             conflicts += found
@@ -337,6 +343,44 @@ def _log_store(r: dict[str, Any]) -> None:
         log(f"  {s['reason'][:160]}\n    a: {s['a'][:120]!r}\n    b: {s['b'][:120]!r}")
 
 
+def with_llm(embedder_name: str, split: str) -> int:
+    """The labelled pairs with the configured model as judge (nothing without one)."""
+    from predictive.llm import client_for
+    from predictive.llm_config import config_from_env
+    from predictive.llm_judge import scanner_judge
+
+    config, problems = config_from_env()
+    for problem in problems:
+        log(f"LLM setting: {problem}")
+    client = client_for(None, config)
+    if client is None:
+        log("no LLM configured: set LIVING_MEMORY_LLM_URL and LIVING_MEMORY_LLM_MODEL")
+        return 2
+    log(f"judge: {client.config.model} at {client.config.url}")
+    result = labelled(embedder_name, judge=scanner_judge(client))
+    for name in SPLITS:
+        s = result[name]
+        log(f"{name:8} pairs {s['pairs']:3}  recall {s['recall']}  precision {s['precision']}")
+    for miss in result[split]["missed"]:
+        log(f"  missed #{miss['id']} ({miss['type']}): {miss['a'][:60]!r} / {miss['b'][:60]!r}")
+    refused = client.stats().get("refused_budget", 0)
+    if refused:
+        log(
+            f"{refused} pairs were left to the local rules by the run's budget: raise "
+            "LIVING_MEMORY_LLM_MAX_CALLS_PER_RUN (and _MAX_TOKENS_PER_RUN) to judge them all"
+        )
+    write_result(
+        "contradictions-llm",
+        {
+            "machine": machine(),
+            "embedder": embedder_name,
+            "labelled": result,
+            "llm": client.stats(),
+        },
+    )
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--embedder", default="real", choices=("real", "hashing"))
@@ -346,9 +390,14 @@ def main(argv: list[str] | None = None) -> int:
         "--split", default="tune", choices=SPLITS, help="the split whose misses are printed"
     )
     ap.add_argument("--devset-ws", type=Path, default=CACHE_DIR / "devset-ws")
+    ap.add_argument(
+        "--llm", action="store_true", help="the labelled pairs with the configured LLM as judge"
+    )
     args = ap.parse_args(argv)
     m = machine()
     log(machine_line(m))
+    if args.llm:
+        return with_llm(args.embedder, args.split)
     result: dict[str, Any] = {"embedder": args.embedder, "labelled": labelled(args.embedder)}
     for split in SPLITS:
         s = result["labelled"][split]
