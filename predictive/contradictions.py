@@ -469,6 +469,7 @@ _NUMBERED = re.compile(
     r"(?P<v>\d[\d.,:/%]*(?:[a-z]{1,3}\b)?)",
     re.I,
 )
+_THOUSANDS_BEFORE = re.compile(r"\d,\s$")
 _COUNTED = re.compile(r"(?<![\w.])(?P<v>\d[\d,]*)\s+(?P<k>[a-z][a-z-]{2,30})\b", re.I)
 _ROW = re.compile(r"^\s*\|\s*(?P<k>[^|]{1,60}?)\s*\|(?:[^|]*\|)*?\s*(?P<v>[^|]{1,60}?)\s*\|\s*$")
 _REF = re.compile(
@@ -622,6 +623,9 @@ def _values_of(clause: str, words: frozenset[str]) -> list[_Value]:
             v = m.group("v").lower().rstrip(".,:")
             if not v or k in _STOP or k in _COMMON_KEYS or _VERSION_OR_DATE.match(v):
                 continue
+            text = counted if pattern is _COUNTED else clause
+            if _THOUSANDS_BEFORE.search(text, 0, m.start("v")):
+                continue  # "100, 000 searches": the tail of a number written with a spaced comma
             if pattern is not _ASSIGN and not re.match(r"\d", v):
                 continue
             if (
