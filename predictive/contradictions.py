@@ -469,7 +469,8 @@ _NUMBERED = re.compile(
     r"(?P<v>\d[\d.,:/%]*(?:[a-z]{1,3}\b)?)",
     re.I,
 )
-_THOUSANDS_BEFORE = re.compile(r"\d,\s$")
+_SPACED_THOUSANDS = re.compile(r"(?<=\d),\s(?=\d{3}\b)")
+"""A number whose thousands are set off by a comma and a space ("100, 000 searches")."""
 _COUNTED = re.compile(r"(?<![\w.])(?P<v>\d[\d,]*)\s+(?P<k>[a-z][a-z-]{2,30})\b", re.I)
 _ROW = re.compile(r"^\s*\|\s*(?P<k>[^|]{1,60}?)\s*\|(?:[^|]*\|)*?\s*(?P<v>[^|]{1,60}?)\s*\|\s*$")
 _REF = re.compile(
@@ -606,6 +607,7 @@ def _counted_values(clause: str, words: frozenset[str]) -> list[_Value]:
 
 
 def _values_of(clause: str, words: frozenset[str]) -> list[_Value]:
+    clause = _SPACED_THOUSANDS.sub(",", clause)
     out: list[_Value] = _counted_values(clause, words)
     row = _ROW.match(clause)
     if row and not set(row.group("v")) <= set("-: "):
@@ -623,9 +625,6 @@ def _values_of(clause: str, words: frozenset[str]) -> list[_Value]:
             v = m.group("v").lower().rstrip(".,:")
             if not v or k in _STOP or k in _COMMON_KEYS or _VERSION_OR_DATE.match(v):
                 continue
-            text = counted if pattern is _COUNTED else clause
-            if _THOUSANDS_BEFORE.search(text, 0, m.start("v")):
-                continue  # "100, 000 searches": the tail of a number written with a spaced comma
             if pattern is not _ASSIGN and not re.match(r"\d", v):
                 continue
             if (

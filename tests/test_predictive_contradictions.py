@@ -717,6 +717,15 @@ RULE_PAIRS: dict[str, tuple[str, str, str, tuple[str, str]]] = {
             "Remove the retry loop from save_config().",
         ),
     ),
+    "a number with its thousands set off by a comma and a space": (
+        "The free plan allows 2, 000 searches a month.",
+        "The free plan allows 5, 000 searches a month.",
+        "value",
+        (
+            "The free plan allows 2, 000 searches a month.",
+            "The free plan allows 2,000 searches a month.",
+        ),
+    ),
     "left out against taken in": (
         "Vendored files and generated files are ingested like any other source file.",
         (
