@@ -260,8 +260,17 @@ def _cut(text: str, n: int = 70) -> str:
     return text if len(text) <= n else text[: n - 1].rsplit(" ", 1)[0] + "…"
 
 
+SUMMARY_FORMAT = 2
+"""Part of each summary's fingerprint: a store summarised by an older format is summarised
+anew on its next refresh (2: no commits or conversations in the Key)."""
+HISTORY_KINDS = frozenset({"episode", "summary"})
+"""Kinds that tell what happened (commits, conversations, digests), not what holds: an area's
+Key never lists them (for an area of commits they were only its latest, whatever the file)."""
+
+
 def key_line(stats: cs.ScopeStats) -> str:
-    items = stats.top[:KEY_ITEMS]
+    """The area's standing knowledge most worth knowing (decisions, conventions, fixes…)."""
+    items = [f for f in stats.top if f.kind not in HISTORY_KINDS][:KEY_ITEMS]
     return "Key: " + "; ".join(f"{_cut(f.label)} (#{f.id})" for f in items) if items else ""
 
 
@@ -373,7 +382,8 @@ def refresh_categories(
     conn = store.conn
     generation = store.generation()
     state = store.cursors.get("categories")
-    done_before = state.get("generation") == str(generation)
+    same_format = state.get("format", "1") == str(SUMMARY_FORMAT)
+    done_before = same_format and state.get("generation") == str(generation)
     if not dry_run and done_before and (not full or state.get("full") == "1"):
         return {
             "dryRun": False,
@@ -384,7 +394,7 @@ def refresh_categories(
         }
     last_id = cs.last_memory_id(conn)
     after = int(state.get("lastId", "0") or 0)
-    quick = not full and not dry_run and after > 0
+    quick = not full and not dry_run and after > 0 and same_format
     if quick:
         if progress:
             progress("categories: new memories")
@@ -440,7 +450,7 @@ def refresh_categories(
         scope = sorted(below(cid, {cid}))
         # A category without sub-areas is its own members: fingerprinted in one pass.
         fp = leaves.get(cid, "0:0:0.000:0") if not kids else cs.scope_fingerprint(conn, scope)
-        fp = hashlib.sha1(f"{fp}|{','.join(kids)}".encode()).hexdigest()[:20]
+        fp = hashlib.sha1(f"{SUMMARY_FORMAT}|{fp}|{','.join(kids)}".encode()).hexdigest()[:20]
         if fp == r.fingerprint:
             continue
         if not kids:
@@ -476,6 +486,7 @@ def refresh_categories(
             "generation": str(now if now == generation + ours else generation),
             "lastId": str(last_id),
             "full": "0" if quick else "1",
+            "format": str(SUMMARY_FORMAT),
         },
     )
     return {

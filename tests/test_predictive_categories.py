@@ -401,3 +401,35 @@ def test_ingesting_a_history_files_it_into_areas(store: MemoryStore, tmp_path: P
     assert (summaries(store)["app/billing/"][0] or "").startswith("4 memories")
     dry = ingest.run(store, root=repo.root, options={"sources": ["git"], "dryRun": True})
     assert dry["categories"] is None
+
+
+def test_an_areas_key_lists_what_holds_never_its_latest_commits(
+    store: MemoryStore, project: dict[str, int], add: Add
+) -> None:
+    for n in range(4):
+        add(
+            f"jobs: retry step {n} of the nightly export",
+            kind=Kind.EPISODE,
+            anchors=files(f"src/jobs/step{n}.py"),
+            created_at=1_720_000_000 + n,
+        )
+    refresh_categories(store)
+    jobs = summaries(store)["src/jobs/"][0] or ""
+    assert jobs.startswith("4 memories (4 episodes)")
+    assert "Key: " not in jobs  # four commits: none is what the area holds
+    auth = summaries(store)["src/auth/"][0] or ""
+    key = next(line for line in auth.split("\n") if line.startswith("Key: "))
+    assert f"(#{project['jwt']})" in key and f"(#{project['oauth']})" not in key
+
+
+def test_a_store_summarised_by_an_older_format_is_summarised_anew(
+    store: MemoryStore, project: dict[str, int], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from predictive import categories
+
+    monkeypatch.setattr(categories, "SUMMARY_FORMAT", categories.SUMMARY_FORMAT - 1)
+    refresh_categories(store)
+    assert refresh_categories(store)["summarised"] == 0  # nothing changed since
+    monkeypatch.undo()
+    again = refresh_categories(store)
+    assert again["summarised"] == len(summaries(store))
