@@ -834,10 +834,22 @@ def _counts_setting(vx: _Value, vy: _Value) -> bool:
     return len(shared) >= 2 or any("_" in w or "." in w for w in shared)
 
 
+def _varied(a: _Analysis) -> frozenset[str]:
+    """Keys one text gives several values ("$99 for up to 100,000 searches, … for 1000
+    searches"): a quantity it talks about, not a setting it states."""
+    seen: dict[str, str] = {}
+    out = set()
+    for v in a.values:
+        if seen.setdefault(v.key, v.value) != v.value:
+            out.add(v.key)
+    return frozenset(out)
+
+
 def _value_finding(ax: _Analysis, ay: _Analysis) -> Finding | None:
+    varied = _varied(ax) | _varied(ay)
     for vx in ax.values:
         for vy in ay.values:
-            if vx.value == vy.value:
+            if vx.value == vy.value or vx.key in varied or vy.key in varied:
                 continue
             if vx.key != vy.key:
                 if _counts_setting(vx, vy):

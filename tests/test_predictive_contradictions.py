@@ -726,6 +726,15 @@ RULE_PAIRS: dict[str, tuple[str, str, str, tuple[str, str]]] = {
             "The free plan allows 2,000 searches a month.",
         ),
     ),
+    "a key one text gives several values is no setting of it": (
+        "The build machine has 4 workers for the test suite.",
+        "The build machine has 8 workers for the test suite.",
+        "value",
+        (
+            "The build machine has 2 workers for unit tests and 8 workers for the test suite.",
+            "The build machine has 4 workers for the test suite.",
+        ),
+    ),
     "left out against taken in": (
         "Vendored files and generated files are ingested like any other source file.",
         (
