@@ -189,6 +189,12 @@ _NEGATION = re.compile(
     re.I,
 )
 _CONDITION = re.compile(r"\b(?:if|unless|whether|until|once|when|whenever)\b[^,;]*", re.I)
+_BOTH_WAYS = re.compile(
+    r"\b(?:enabl|allow|turn\w*\s+on)\w*\s*(?:/|\bor\b|\band\b)\s*(?:disabl|deny|forbid|turn\w*\s+off)\w*"
+    r"|\b(?:disabl|deny|forbid|turn\w*\s+off)\w*\s*(?:/|\bor\b|\band\b)\s*(?:enabl|allow|turn\w*\s+on)\w*",
+    re.I,
+)
+"""Both ways at once ("enable or disable any engine", "Enabling/Disabling"): no negation."""
 _CODE_NONE = re.compile(r"(?<=\S)(\s+|\s*[=(:>,]\s*)None\b")
 """Python's ``None`` inside a sentence ("returns None", ``x = None``) is a value, no negation."""
 _TURNS = re.compile(r"\b(?:without|unless|until|except)\b", re.I)
@@ -353,7 +359,7 @@ class _Analysis:
 _CHOICE_PATTERNS = (
     # winner over loser
     re.compile(
-        r"(?P<w>[^,;:()]{0,60}?)\s*\b(?:over|instead\s+of|rather\s+than|in\s+place\s+of)\s+"
+        r"(?P<w>[^,;:()]{0,60}?)\s*\b(?:instead\s+of|rather\s+than|in\s+place\s+of)\s+"
         r"(?P<l>[^,;:.()]{2,60})",
         re.I,
     ),
@@ -370,6 +376,21 @@ _CHOICE_PATTERNS = (
     re.compile(r"(?P<w>[^,;:()]{2,60}?),\s+(?:not|never)\s+(?P<l>[^,;:.()]{2,60})", re.I),
     re.compile(
         r"(?P<w>[^,;:()]{2,60}?)\s*(?:\(\s*|[—–]\s*|\s-\s+)(?:not|never)\s+(?P<l>[^,;:.()—–]{2,60})",
+        re.I,
+    ),
+)
+_CHOICE_PATTERNS += (
+    # "over" is a choice after a verb of choice, or in a slogan ("Composition over inheritance"),
+    # not in "mean over questions", "over TCP", "iterate over the rows"
+    re.compile(
+        r"\b(?:prefer(?:s|red|ring)?|favou?r(?:s|ed|ing)?|choos(?:e|es|ing)|chose|pick(?:s|ed)?"
+        r"|select(?:s|ed)?|opt(?:s|ed)?\s+for)\s+(?P<w>[^,;:()]{1,60}?)\s+over\s+"
+        r"(?P<l>[^,;:.()]{2,60})",
+        re.I,
+    ),
+    re.compile(
+        r"^\s*(?!(?:the|a|an|this|that|its|their|our)\b)(?P<w>\w[\w.+#-]*(?:\s+\w[\w.+#-]*)?)"
+        r"\s+over\s+(?P<l>\w[\w.+#-]*(?:\s+\w[\w.+#-]*)?)\s*[.!]?\s*$",
         re.I,
     ),
 )
@@ -662,7 +683,7 @@ def analyse(text: str) -> _Analysis:
     a.changes += _title_action(text)
     for clause in _clauses(text):
         words = content_words(clause)
-        stated = _CONDITION.sub(" ", _CODE_NONE.sub(r"\1null", clause))
+        stated = _CONDITION.sub(" ", _BOTH_WAYS.sub(" toggle ", _CODE_NONE.sub(r"\1null", clause)))
         first = _NEGATION.search(stated)
         negative = bool(first) and not _TURNS.search(stated, first.end() if first else 0)
         stripped = clause

@@ -735,6 +735,24 @@ RULE_PAIRS: dict[str, tuple[str, str, str, tuple[str, str]]] = {
             "The build machine has 4 workers for the test suite.",
         ),
     ),
+    "over is a choice only after a verb of choice or in a slogan": (
+        "Prefer composition over inheritance for new widgets.",
+        "Prefer inheritance over composition for new widgets.",
+        "preference",
+        (
+            "Evidence recall: the mean over questions of each category.",
+            "Recall by category: the number of questions of each category.",
+        ),
+    ),
+    "enable or disable at once is no negation": (
+        "The response cache of an engine is enabled in its settings.",
+        "The response cache of an engine is disabled in its settings.",
+        "polarity",
+        (
+            "You can enable or disable the response cache of any engine in its settings.",
+            "The response cache of any engine is kept in its settings.",
+        ),
+    ),
     "left out against taken in": (
         "Vendored files and generated files are ingested like any other source file.",
         (
