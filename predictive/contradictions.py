@@ -14,16 +14,24 @@ pair, whatever the first one's status). The types:
   "port 8080" / "port 9090", "3 workers" / "five workers", a table row ``|Staging|10.2.0.0/16|``
   / ``|Staging|10.12.0.0/16|``, a typed field on its own line ``url: str`` / ``url: Url``,
   "twice the rate" / "3× the rate", "in one transaction" / "500 rows per transaction"), the
-  rest of the two statements about the same thing; or the same sentence with one slot swapped
-  after a verb of choice ("uses X for packaging" / "uses Y for packaging": the slot within
-  three words after use, with, via, as, is, to, default, set, prefer…, never the subject);
-- **preference**: "X over Y" against "Y over X" (also instead of, rather than, replace … with,
-  switch from … to, "X, not Y");
+  rest of the two statements about the same thing (never a key one text gives several values:
+  that is a quantity it talks about); a named setting against a count of what it counts
+  (``top_sessions=3`` / "5 sessions", both naming the same code word); a field retyped beside
+  a note naming its old type; or the same sentence with one slot swapped after a verb of
+  choice ("uses X for packaging" / "uses Y for packaging": the slot within three words after
+  use, with, via, as, is, to, default, set, prefer…, never the subject);
+- **preference**: "X over Y" against "Y over X" ("over" after a verb of choice or in a slogan
+  only; also instead of, rather than, replace … with, switch from … to, "X, not Y"); a choice
+  the other side makes too is no conflict;
 - **changed**: one says what the other states stopped holding ("no longer", "instead of",
   "replaced", "reverted", "stopped using", "removed", "X is no longer used", "X (not Y)");
   the side that reports the change is the newer (a rule read today may be older than the
-  commit); or one closes a list ("can only be a, b or c") and the other, about the same,
-  names a new member of it, quoted (the newer side);
+  commit); an action on a thing the other describes, named by both ("merge X into Y", "move X
+  away from Y", "move X to Y" when the other does not already put it there, "a replacement for
+  the archived X", "X alone no longer …", a record titled "Change/Retire/Merge … X"); a record
+  that names an earlier one beside "revisit"/"reconsider"; a measured choice ("X beat Y"); or
+  one closes a list ("can only be a, b or c") and the other, about the same, names a new
+  member of it, quoted (the newer side);
 - **polarity**: one says do, the other do not, about the same thing (always/never, use/don't
   use, an opposite word such as on/off, opt-in/opt-out or ignores/respects, "on" read as a
   setting only at a clause's end or after turn/switch/keep); "don't … without …" is a do, and
