@@ -156,6 +156,12 @@ _STEP = re.compile(
 _RULE_OR_STEP = re.compile(
     r"\b(?:run|update|use|always|never|must|should|make sure|keep|remove|add)\b", re.I
 )
+CORRECTION_CHARS = 300
+"""A correction that points back ("this notation") keeps its whole message up to this long:
+what it points at is in the lines that follow ("--engines brave tavily")."""
+_POINTS_BACK = re.compile(
+    r"\b(?:this|that|these|those|it)\b(?!\s+(?:is|was)\s+(?:wrong|incorrect))", re.I
+)
 PASTE_CHARS = 2_000
 """A user message longer than this is mostly pasted: only its first and last paragraphs are
 the user's own words."""
@@ -419,6 +425,9 @@ def _user_rules(conv: Conversation, msgs: Sequence[ChatMessage], out: Extraction
                 continue
             if k == 0 and prev_assistant and _CORRECTION.search(s):
                 text = s if len(s.split()) >= 4 else " ".join(sentences[:2])
+                whole = " ".join(_prose(_own_words(m)).split())
+                if _POINTS_BACK.search(text) and len(text) < len(whole) <= CORRECTION_CHARS:
+                    text = whole  # "we don't support this notation": what "this" is follows
                 out.add(
                     _memory(
                         conv,

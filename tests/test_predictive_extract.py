@@ -209,6 +209,26 @@ def test_corrections_preferences_and_workflows() -> None:
     assert (Kind.WORKFLOW, "workflow") in kinds
 
 
+def test_a_correction_that_points_back_keeps_what_it_points_at() -> None:
+    c = chat(
+        ("user", "let the CLI take several engines"),
+        ("assistant", "Now `--engines brave tavily` passes both engines to the search."),
+        (
+            "user",
+            "No, we simply don't support this notation\n\n--engines brave tavily\n\nIt's fine.",
+        ),
+        ("assistant", "Understood, I reverted it."),
+        ("user", "add a --json flag"),
+        ("assistant", "Added --json to the search command."),
+        ("user", "No, the flag is called --format json in every command."),
+    )
+    texts = [x.memory.text for x in extract(c).kept if x.rule == "correction"]
+    assert texts == [
+        "Correction: No, we simply don't support this notation --engines brave tavily It's fine.",
+        "Correction: No, the flag is called --format json in every command.",
+    ]
+
+
 def test_questions_and_chit_chat_yield_nothing() -> None:
     c = chat(
         ("user", "Should I always use async handlers?"),
