@@ -569,6 +569,12 @@ _LIST_SPLIT = re.compile(r",\s*(?:or\s+|and\s+)?|\s+(?:or|and)\s+", re.I)
 _QUOTED = re.compile(r"['\"`‘“](?P<q>[A-Za-z][\w.-]{1,30})['\"`’”]")
 _TITLE_NUMBER = re.compile(r"^\s*(?:ADR|Decision|RFC)[\s#-]*0*(\d{1,4})\s*[:.]", re.I)
 _PARTLY_STATUS = re.compile(r"^\s*Status:\s*(?:partly|partially|in part)\s+super", re.I | re.M)
+_NO_KEYS = frozenset(
+    "up down above below over under about around least most than within upto approximately "
+    "roughly nearly almost".split()
+)
+"""Words before a number that bound or round it ("up to 20,000", "the above 3 components"):
+no setting is named by them."""
 _COMMON_KEYS = frozenset(
     "status date deciders context decision consequences http https note step version v".split()
 )
@@ -652,7 +658,9 @@ def _values_of(clause: str, words: frozenset[str]) -> list[_Value]:
             if pattern is _COUNTED:
                 k = _stem(k)
             v = m.group("v").lower().rstrip(".,:")
-            if not v or k in _STOP or k in _COMMON_KEYS or _VERSION_OR_DATE.match(v):
+            if not v or k in _STOP or k in _COMMON_KEYS or k in _NO_KEYS:
+                continue
+            if _VERSION_OR_DATE.match(v):
                 continue
             if pattern is not _ASSIGN and not re.match(r"\d", v):
                 continue

@@ -753,6 +753,15 @@ RULE_PAIRS: dict[str, tuple[str, str, str, tuple[str, str]]] = {
             "The response cache of any engine is kept in its settings.",
         ),
     ),
+    "a word that bounds a number names no setting": (
+        "The importer keeps 20 files open at once.",
+        "The importer keeps 50 files open at once.",
+        "value",
+        (
+            "The free plan allows up to 2,000 searches a month.",
+            "The pro plan allows up to 20,000 requests a month.",
+        ),
+    ),
     "left out against taken in": (
         "Vendored files and generated files are ingested like any other source file.",
         (
