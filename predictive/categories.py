@@ -158,9 +158,9 @@ def _place(
             own[a].add(mid)
     for mid, mods in found.modules.items():
         if mid not in found.files:
-            hits = [a for m in mods if (a := module_area(m)) is not None]
-            for a, _ in Counter(hits).most_common(MAX_AREAS):
-                own[a].add(mid)
+            hits = [area for m in mods if (area := module_area(m)) is not None]
+            for hit, _ in Counter(hits).most_common(MAX_AREAS):
+                own[hit].add(mid)
     return own
 
 
@@ -424,7 +424,8 @@ def refresh_categories(
     # Which categories to look at: all, or those touched and the areas above them.
     if quick:
         targets: set[int] = set()
-        for cid in touched:
+        for touched_id in touched:
+            cid: int | None = touched_id
             while cid is not None and cid in by_id and cid not in targets:
                 targets.add(cid)
                 cid = by_id[cid].parent_id

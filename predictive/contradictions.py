@@ -364,7 +364,7 @@ class _Analysis:
         return out
 
 
-_CHOICE_PATTERNS = (
+_CHOICE_PATTERNS: tuple[re.Pattern[str], ...] = (
     # winner over loser
     re.compile(
         r"(?P<w>[^,;:()]{0,60}?)\s*\b(?:instead\s+of|rather\s+than|in\s+place\s+of)\s+"
@@ -601,7 +601,7 @@ def _last_words(text: str, n: int = 4) -> frozenset[str]:
 def _first_words(text: str, n: int = 4) -> frozenset[str]:
     """The head of a phrase: its first content words, up to a preposition ("the `self`
     parameter from methods in cleanup.py" → self, parameter)."""
-    words = []
+    words: list[str] = []
     for w in _WORDS.findall(text.lower()):
         if w in _PREPOSITIONS and words:
             break
