@@ -762,6 +762,15 @@ RULE_PAIRS: dict[str, tuple[str, str, str, tuple[str, str]]] = {
             "The pro plan allows up to 20,000 requests a month.",
         ),
     ),
+    "a negation is against what it says no to, two words of it": (
+        "Never commit the API key to the repository.",
+        "Commit the API key to the repository for the CI job.",
+        "polarity",
+        (
+            "The local engine (no API key required) answers offline queries.",
+            "The local engine answers offline queries with a cached key.",
+        ),
+    ),
     "left out against taken in": (
         "Vendored files and generated files are ingested like any other source file.",
         (
