@@ -355,6 +355,11 @@ class _Analysis:
         return _defaults(self)
 
     @cached_property
+    def varied(self) -> frozenset[str]:
+        """Keys this text gives several values (see :func:`_varied`), read once."""
+        return _varied(self)
+
+    @cached_property
     def by_first_token(self) -> dict[str, list[_Clause]]:
         """The clauses by their first word (the swap rule compares those that begin alike)."""
         out: dict[str, list[_Clause]] = {}
@@ -364,11 +369,14 @@ class _Analysis:
         return out
 
 
+_INSTEAD = r"instead\s+of|rather\s+than|in\s+place\s+of"
+_BEAT = r"beat|beats|outperform(?:s|ed)?|out-performed"
+"""Markers of a choice against what follows them (shared by the choice patterns and the
+same-direction check)."""
 _CHOICE_PATTERNS: tuple[re.Pattern[str], ...] = (
     # winner over loser
     re.compile(
-        r"(?P<w>[^,;:()]{0,60}?)\s*\b(?:instead\s+of|rather\s+than|in\s+place\s+of)\s+"
-        r"(?P<l>[^,;:.()]{2,60})",
+        rf"(?P<w>[^,;:()]{{0,60}}?)\s*\b(?:{_INSTEAD})\s+(?P<l>[^,;:.()]{{2,60}})",
         re.I,
     ),
     re.compile(r"\bprefer(?:red|s)?\s+(?P<w>[^,;:.()]{2,60}?)\s+to\s+(?P<l>[^,;:.()]{2,60})", re.I),
@@ -386,8 +394,6 @@ _CHOICE_PATTERNS: tuple[re.Pattern[str], ...] = (
         r"(?P<w>[^,;:()]{2,60}?)\s*(?:\(\s*|[—–]\s*|\s-\s+)(?:not|never)\s+(?P<l>[^,;:.()—–]{2,60})",
         re.I,
     ),
-)
-_CHOICE_PATTERNS += (
     # "over" is a choice after a verb of choice, or in a slogan ("Composition over inheritance"),
     # not in "mean over questions", "over TCP", "iterate over the rows"
     re.compile(
@@ -436,11 +442,7 @@ _CHANGE_PATTERNS = (
         re.I,
     ),
 )
-_BEATS = re.compile(
-    r"(?P<w>[^,;:()]{2,60}?)\s+(?:beat|beats|outperform(?:s|ed)?|out-?performed)\s+"
-    r"(?P<l>[^,;:.()]{2,60})",
-    re.I,
-)
+_BEATS = re.compile(rf"(?P<w>[^,;:()]{{2,60}}?)\s+(?:{_BEAT})\s+(?P<l>[^,;:.()]{{2,60}})", re.I)
 """A measured choice: "weighted fusion … beat RRF"."""
 _ACTIONS = (
     re.compile(
@@ -883,7 +885,7 @@ def _varied(a: _Analysis) -> frozenset[str]:
 
 
 def _value_finding(ax: _Analysis, ay: _Analysis) -> Finding | None:
-    varied = _varied(ax) | _varied(ay)
+    varied = ax.varied | ay.varied
     for vx in ax.values:
         for vy in ay.values:
             if vx.value == vy.value or vx.key in varied or vy.key in varied:
@@ -935,11 +937,7 @@ def _choice_finding(ax: _Analysis, ay: _Analysis) -> Finding | None:
     return None
 
 
-_AGAINST = re.compile(
-    r"\b(?:instead\s+of|rather\s+than|in\s+place\s+of|in\s+favou?r\s+of|beat|beats"
-    r"|outperform(?:s|ed)?)\b",
-    re.I,
-)
+_AGAINST = re.compile(rf"\b(?:{_INSTEAD}|in\s+favou?r\s+of|{_BEAT})\b", re.I)
 
 
 def _chose_against(text: str, loser: frozenset[str]) -> bool:
@@ -966,7 +964,8 @@ def _change_finding(
         whole = content_words(newer.text) if len(newer.text) <= SHORT_CHARS else None
         # two short statements: each whole is the other's subject too (for a choice, which
         # names what it chose against; "remove things that are done" is too loose for it)
-        other = content_words(older.text) if whole and len(older.text) <= SHORT_CHARS else None
+        short_older = whole is not None and len(older.text) <= SHORT_CHARS
+        other: frozenset[str] | None = None
         for choice in losers:
             loser, said = choice.loser, choice.text
             said_words = whole if whole is not None else content_words(said) | own
@@ -981,26 +980,23 @@ def _change_finding(
                     continue
                 if choice.elsewhere & clause.words:
                     continue  # it already puts the thing where the move takes it
-                if choice.says_not and not (content_words(said) - loser) & clause.words:
-                    continue  # "ingest knowledge, not noise": a stance about something else
-                if choice.winner and _chose_against(clause.text, loser):
-                    continue  # the earlier one chose against it too: the same direction
                 if choice.named:
                     # an action on a named thing: the thing itself is what must be shared
                     if len(loser & clause.words) < min(2, len(loser)):
                         continue
                     if len(said_words & clause.words) < 3:
                         continue
-                elif (
-                    max(
-                        _same_subject(said_words, clause.words, need=need),
-                        _same_subject(said_words, other, need=need)
-                        if other and choice.winner
-                        else 0,
-                    )
-                    < CHANGE_OVERLAP
-                ):
-                    continue
+                elif _same_subject(said_words, clause.words, need=need) < CHANGE_OVERLAP:
+                    if not (short_older and choice.winner):
+                        continue
+                    if other is None:
+                        other = content_words(older.text)
+                    if _same_subject(said_words, other, need=need) < CHANGE_OVERLAP:
+                        continue
+                if choice.says_not and not (content_words(said) - loser) & clause.words:
+                    continue  # "ingest knowledge, not noise": a stance about something else
+                if choice.winner and _chose_against(clause.text, loser):
+                    continue  # the earlier one chose against it too: the same direction
                 return Finding(
                     "changed",
                     f"later: “{_clip(said)}” — earlier: “{_clip(clause.text)}”",
@@ -1094,10 +1090,10 @@ def _polarity_finding(ax: _Analysis, ay: _Analysis) -> Finding | None:
             for clause in ao.clauses:
                 if clause.negative or not (choice.loser & clause.words):
                     continue
-                if _chose_against(clause.text, choice.loser):
-                    continue  # both choose against it
                 if _same_subject(said, clause.words) < CHANGE_OVERLAP:
                     continue
+                if _chose_against(clause.text, choice.loser):
+                    continue  # both choose against it
                 return Finding(
                     "polarity",
                     f"one says not — “{_clip(choice.text)}” — the other says so — "
