@@ -177,6 +177,16 @@ def labelled(embedder_name: str, judge: Any = None) -> dict[str, Any]:
     return out
 
 
+def _built(d: Path) -> bool:
+    """Whether the cached store ``d`` is complete; if not, ``d`` is made anew and empty."""
+    if (d / "ingested.json").exists():
+        return True
+    if d.exists():
+        shutil.rmtree(d)
+    d.mkdir(parents=True)
+    return False
+
+
 def cached_store(
     name: str, root: Path, sources: list[str], embedder_name: str, paths: list[str] | None = None
 ) -> Path:
@@ -185,11 +195,8 @@ def cached_store(
     from storage import MemoryStore
 
     d = CACHE_DIR / f"contradictions-{name}-{embedder_name}"
-    if (d / "ingested.json").exists():
+    if _built(d):
         return d
-    if d.exists():
-        shutil.rmtree(d)
-    d.mkdir(parents=True)
     log(f"{name}: ingesting {root} ({', '.join(sources)}) once into {d}")
     t0 = time.perf_counter()
     with MemoryStore(d / "memory.db", embedder=make_embedder(embedder_name)) as store:
@@ -227,11 +234,8 @@ def cached_docs(roots: list[Path], embedder_name: str) -> Path:
     from storage import Kind, MemoryStore, NewMemory
 
     d = CACHE_DIR / f"contradictions-docs-{embedder_name}"
-    if (d / "ingested.json").exists():
+    if _built(d):
         return d
-    if d.exists():
-        shutil.rmtree(d)
-    d.mkdir(parents=True)
     items = doc_paragraphs(roots)
     log(f"docs: {len(items)} paragraphs of {', '.join(map(str, roots))} once into {d}")
     with MemoryStore(d / "memory.db", embedder=make_embedder(embedder_name)) as store:
@@ -343,6 +347,23 @@ def _log_store(r: dict[str, Any]) -> None:
         log(f"  {s['reason'][:160]}\n    a: {s['a'][:120]!r}\n    b: {s['b'][:120]!r}")
 
 
+def _log_labelled(result: dict[str, Any], split: str) -> None:
+    """Each split's scores, then the misses and false alarms of ``split`` (only the tuning
+    split's unless asked: the others are for reporting)."""
+    for name in SPLITS:
+        s = result[name]
+        log(
+            f"{name:8} pairs {s['pairs']:3}  recall {s['recall']}  precision {s['precision']}  "
+            f"(tp {s['tp']} fp {s['fp']} fn {s['fn']} tn {s['tn']})"
+        )
+    log(f"opened across pairs (unlabelled): {result['acrossPairs']['count']}")
+    log(f"scan per memory: {result['scanPerMemory']}")
+    for miss in result[split]["missed"]:
+        log(f"  missed #{miss['id']} ({miss['type']}): {miss['a'][:60]!r} / {miss['b'][:60]!r}")
+    for alarm in result[split]["falseAlarms"]:
+        log(f"  false alarm #{alarm['id']} ({alarm['type']}): {alarm['reason'][:150]}")
+
+
 def with_llm(embedder_name: str, split: str) -> int:
     """The labelled pairs with the configured model as judge (nothing without one)."""
     from predictive.llm import client_for
@@ -358,11 +379,7 @@ def with_llm(embedder_name: str, split: str) -> int:
         return 2
     log(f"judge: {client.config.model} at {client.config.url}")
     result = labelled(embedder_name, judge=scanner_judge(client))
-    for name in SPLITS:
-        s = result[name]
-        log(f"{name:8} pairs {s['pairs']:3}  recall {s['recall']}  precision {s['precision']}")
-    for miss in result[split]["missed"]:
-        log(f"  missed #{miss['id']} ({miss['type']}): {miss['a'][:60]!r} / {miss['b'][:60]!r}")
+    _log_labelled(result, split)
     refused = client.stats().get("refused_budget", 0)
     if refused:
         log(
@@ -399,19 +416,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.llm:
         return with_llm(args.embedder, args.split)
     result: dict[str, Any] = {"embedder": args.embedder, "labelled": labelled(args.embedder)}
-    for split in SPLITS:
-        s = result["labelled"][split]
-        log(
-            f"{split:8} pairs {s['pairs']:3}  recall {s['recall']}  precision {s['precision']}  "
-            f"(tp {s['tp']} fp {s['fp']} fn {s['fn']} tn {s['tn']})"
-        )
-    log(f"opened across pairs (unlabelled): {result['labelled']['acrossPairs']['count']}")
-    log(f"scan per memory: {result['labelled']['scanPerMemory']}")
-    # only the tuning split is printed unless asked: the others are for reporting
-    for miss in result["labelled"][args.split]["missed"]:
-        log(f"  missed #{miss['id']} ({miss['type']}): {miss['a'][:60]!r} / {miss['b'][:60]!r}")
-    for alarm in result["labelled"][args.split]["falseAlarms"]:
-        log(f"  false alarm #{alarm['id']} ({alarm['type']}): {alarm['reason'][:150]}")
+    _log_labelled(result["labelled"], args.split)
     if not args.no_stores:
         stores: list[tuple[str, Path, list[str], list[str] | None]] = []
         if (args.devset_ws / ".git").is_dir():
