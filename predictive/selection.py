@@ -3,9 +3,10 @@
 The context is paid for on every request, so the budget is a ceiling, not a quota: a memory
 gets in because something ties it to the file on screen (an anchor on the file, its module,
 package, imports or symbols, a rule glob that matches it, the error in it, the branch), or
-because it matches the file's topic strongly; never to fill space. Rule files that the AI tools
-load themselves (``CLAUDE.md``, ``AGENTS.md``, ``.cursorrules``, Copilot's instructions,
-always-applied Cursor rules) are not repeated. Commits count only for the files they touched.
+because it matches the file's topic strongly; never to fill space. The project's own rules
+are part of it, also those an AI tool loads by itself: :func:`loaded_by` names those tools, so
+only the file injected for that tool leaves them out. Commits count only for the files they
+touched.
 """
 
 from __future__ import annotations
@@ -26,7 +27,15 @@ MAX_PROJECT_WIDE = 3
 """Project-wide conventions and preferences not tied to the file: at most this many."""
 COMMIT_WEIGHT = 0.6
 """History ranks after predicted knowledge (conversations, fixes, decisions) of equal tie."""
-ALWAYS_LOADED_KINDS = frozenset({"claude", "agents", "cursorrules", "copilot"})
+LOADED_BY: dict[str, frozenset[str]] = {
+    "claude": frozenset({"claude"}),
+    "agents": frozenset({"cursor", "copilot", "codex"}),
+    "cursorrules": frozenset({"cursor"}),
+    "cursor-mdc": frozenset({"cursor"}),
+    "copilot": frozenset({"copilot"}),
+    "copilot-instructions": frozenset({"copilot"}),
+}
+"""The AI tools that read each kind of always-applied rule file themselves."""
 
 
 @dataclass(frozen=True)
@@ -35,11 +44,15 @@ class Choice:
     weight: float = 1.0
 
 
-def loaded_by_tools(m: Memory) -> bool:
-    """A rule the AI tools read from its own file on every request."""
-    if m.source != "rules" or not isinstance(m.metadata, dict):
-        return False
-    return bool(m.metadata.get("alwaysApply") or m.metadata.get("kind") in ALWAYS_LOADED_KINDS)
+def loaded_by(m: Memory) -> frozenset[str]:
+    """The AI tools that read this rule from its own file on every request (a root
+    ``CLAUDE.md``, ``AGENTS.md``, ``.cursorrules``, Copilot's instructions, an always-applied
+    Cursor rule); none for a nested or glob-scoped rule, which tools load only once they
+    touch its folder or files."""
+    meta = m.metadata if isinstance(m.metadata, dict) else {}
+    if m.source != "rules" or not meta.get("alwaysApply"):
+        return frozenset()
+    return LOADED_BY.get(str(meta.get("kind")), frozenset())
 
 
 def tied(reasons: Iterable[str]) -> bool:
@@ -54,8 +67,6 @@ def admit(
     wide: list[tuple[float, int]] = []
     kept: set[int] = set()
     for m, relevance, reasons in candidates:
-        if loaded_by_tools(m):
-            continue
         if m.source == "git":  # a commit belongs to the files it touched (or the error)
             if reasons & {"file", "paired", "error", "branch"}:
                 kept.add(m.id)
