@@ -4,8 +4,10 @@
 or an AI needs; by default they are left out of the memory (and counted).
 
 And what of a commit message matters: :func:`meaningful_body` drops trailers
-(``Signed-off-by:``, ``Co-authored-by:`` …), unticked and ticked checklist lines, HTML comments
-and the empty headings of pull request templates.
+(``Signed-off-by:``, ``Co-authored-by:`` …), unticked and ticked checklist lines, a pull request
+template's checklist sections (a heading that names a checklist, with what is under it), HTML
+comments and tags (screenshots), Markdown images, lines that are nothing but a link, agent
+session ids and "generated with" footers, and the empty headings left behind.
 """
 
 from __future__ import annotations
@@ -53,6 +55,17 @@ _TRAILER = re.compile(
 )
 _CHECKBOX = re.compile(r"^\s*[-*]\s*\[[ xX]?\]")
 _HTML_COMMENT = re.compile(r"<!--.*?-->", re.S)
+_HTML_TAG = re.compile(
+    r"<(img|video|picture|source|br|hr|details|summary|/details|/summary)\b[^>]*>", re.I | re.S
+)
+_IMAGE = re.compile(r"!\[[^\]]*\]\([^)]*\)")
+_LINK_ONLY = re.compile(r"^\s*(?:[-*]\s*)?(?:<?https?://\S+>?|\[[^\]]*\]\(\s*https?://[^)]*\))\s*$")
+_SESSION = re.compile(
+    r"^\s*(?:[-*]\s*)?(?:\W{0,3}\s*generated (?:with|by)\b|(?:claude|codex|cursor|agent|copilot)"
+    r" session(?: id)?\s*:|resume\s*:\s*`?\w+ --resume\b)",
+    re.I,
+)
+_CHECKLIST_HEADING = re.compile(r"^\s{0,3}(#{1,6})\s+.*\bcheck\s?list\b", re.I)
 _HEADING = re.compile(r"^\s{0,3}#{1,6}\s+\S")
 
 
@@ -107,11 +120,21 @@ def is_trivial(subject: str, body: str) -> bool:
 def meaningful_body(body: str) -> str:
     """A commit body without trailers, checklists, HTML comments, empty headings or runs of
     blank lines."""
-    text = _HTML_COMMENT.sub("", body or "")
+    text = _IMAGE.sub("", _HTML_TAG.sub("", _HTML_COMMENT.sub("", body or "")))
     lines: list[str] = []
+    checklist = 0  # the level of the checklist heading being skipped (0: none)
     for line in text.splitlines():
         s = line.rstrip()
+        heading = re.match(r"^\s{0,3}(#{1,6})\s", s)
+        if heading and checklist and len(heading.group(1)) <= checklist:
+            checklist = 0
+        if (listed := _CHECKLIST_HEADING.match(s)) is not None:
+            checklist = len(listed.group(1))
+        if checklist:
+            continue
         if _TRAILER.match(s.strip()) or _CHECKBOX.match(s):
+            continue
+        if _LINK_ONLY.match(s) or _SESSION.match(s):
             continue
         lines.append(s)
     kept: list[str] = []

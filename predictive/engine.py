@@ -17,23 +17,29 @@ from typing import Any
 
 from predictive.budget import TIERS, BudgetConfig, Candidate, Tier, TierFill, fit_tiers
 from predictive.categories import area_renderings, areas_for_path
+from predictive.chat_excerpts import Said, what_was_said
 from predictive.compress import Compressor, DeterministicCompressor
 from predictive.consolidation.serving import cap_renderings, serving_level
 from predictive.derive import FileFacts, branch_tokens, derive_file, error_signature
+from predictive.excerpts import FileTerms, excerpt, file_terms
 from predictive.globs import glob_match
 from predictive.render import (
     TIER_TITLES,
     account,
+    chat_renderings,
+    commit_renderings,
     contradiction_renderings,
     memory_renderings,
+    pointer,
     render_markdown,
     title,
     topic_renderings,
 )
 from predictive.restated import restated
 from predictive.retrieval import label_of
+from predictive.rule_topics import RuleIndex
 from predictive.scoring import HybridScorer
-from predictive.selection import admit, place
+from predictive.selection import admit, is_the_open_file, loaded_by, place, strong
 from predictive.signals import Activity, Diagnostic, infer_activity
 from predictive.tokens import count_tokens, truncate_to_tokens
 from predictive.topics import file_topics
@@ -86,6 +92,11 @@ RENDER_CACHE_SIZE = 5_000
 MAX_ANCHORED = 120
 MAX_POINTERS = 60
 MEMORY_CACHE_SIZE = 10_000
+MAX_RULES = 5_000
+COMMIT_LINES = 4  # sentences of a commit's body shown when the whole body does not fit
+SAID_FULL = 8  # things said in a conversation shown with it (fewer when the tier is full)
+SAID_SHORT = 3
+SAID_CACHE_SIZE = 2_000
 
 
 @dataclass(frozen=True)
@@ -130,6 +141,22 @@ class AssembledContext:
     elapsed_ms: float
     cached: bool = False
     fills: dict[Tier, TierFill] = field(default_factory=dict, repr=False)
+    doc_title: str = ""
+    loaded_by: dict[str, frozenset[str]] = field(default_factory=dict, repr=False)
+
+    def markdown_for(self, tool: str) -> str:
+        """The context as the AI tool ``tool`` should get it: without the rules it reads
+        from their own files itself (a root ``CLAUDE.md`` for Claude Code, …)."""
+        if not any(tool in tools for tools in self.loaded_by.values()):
+            return self.markdown
+        kept = {
+            t: replace(
+                f,
+                placed=[p for p in f.placed if tool not in self.loaded_by.get(p.candidate.key, ())],
+            )
+            for t, f in self.fills.items()
+        }
+        return render_markdown(self.doc_title, kept)
 
     @property
     def memory_ids(self) -> list[int]:
@@ -234,6 +261,8 @@ class ContextEngine:
         self._globs: tuple[int, list[tuple[int, str]]] | None = None
         self._sessions = sessions_of(store)
         self._session_count: tuple[int, int] | None = None
+        self._rule_index: tuple[int, RuleIndex] | None = None
+        self._said: OrderedDict[tuple[Any, ...], list[Said]] = OrderedDict()
 
     # ---- public ----------------------------------------------------------------------------
 
@@ -271,7 +300,7 @@ class ContextEngine:
             return AssembledContext(
                 **{**hit.__dict__, "cached": True, "elapsed_ms": (time.perf_counter() - t0) * 1e3}
             )
-        result = self._assemble(facts, request, activity, total, generation)
+        result = self._assemble(facts, text, request, activity, total, generation)
         result.elapsed_ms = (time.perf_counter() - t0) * 1e3
         with self._lock:
             self._cache[key] = result
@@ -382,6 +411,7 @@ class ContextEngine:
     def _assemble(
         self,
         facts: FileFacts,
+        text: str | None,
         request: ContextRequest,
         activity: Activity,
         total: int,
@@ -441,6 +471,9 @@ class ContextEngine:
         globbed = self._glob_matches(facts.path, generation)
         for m in self._memories(globbed, generation):
             add(m, ANCHOR_WEIGHTS["glob"], "glob")
+        terms = file_terms(facts, text)
+        for m, why, relevance in self._rules(generation).applies(terms):
+            add(m, relevance, why)
 
         seeds = sorted(cands, key=lambda i: -cands[i].relevance)[:10]
         if seeds:
@@ -462,6 +495,7 @@ class ContextEngine:
             if not c.memory.archived
             and (c.memory.valid_to is None or c.memory.valid_to > now)
             and (request.as_of is None or c.memory.valid_from < now)
+            and not is_the_open_file(c.memory, facts.path)
         }
         # The budget is a ceiling: only what is tied to this file (or matches it strongly).
         admitted = admit((c.memory, c.relevance, frozenset(c.reasons)) for c in cands.values())
@@ -490,16 +524,22 @@ class ContextEngine:
             # How strongly it is tied to this file decides; usage, age and kind nudge.
             s = (RELEVANCE_SHARE * c.relevance + (1 - RELEVANCE_SHARE) * prior) * choice.weight
             scored[mid] = s
-            renderings = self._renderings(c.memory)
-            if tier is Tier.BACKGROUND:
-                renderings.pop(next(iter(renderings)), None)  # background never at full length
-            # old episodes are served shorter (their full text stays one recall away)
-            renderings = cap_renderings(
-                renderings, serving_level(c.memory.kind, c.memory.created_at, now)
-            )
+            renderings = self._renderings_for(c.memory, c.reasons, terms, request.as_of)
+            if renderings is None:
+                renderings = self._renderings(c.memory)
+                if tier is Tier.BACKGROUND and c.memory.source != "rules":
+                    renderings.pop(next(iter(renderings)), None)  # background: not at full length
+                # old episodes are served shorter (their full text stays one recall away)
+                renderings = cap_renderings(
+                    renderings, serving_level(c.memory.kind, c.memory.created_at, now)
+                )
             tiers[tier].append(Candidate(f"m{mid}", s, renderings, mid))
 
-        self._add_contradictions(tiers, open_, scored)
+        # Only a contradiction with strong evidence is put in front of the AI; the scanner's
+        # suspicions wait in the review list.
+        self._add_contradictions(
+            tiers, [c for c in open_ if strong(c.reason) or strong(c.note)], scored
+        )
         self._add_index(tiers, cands, scored, facts.module)
         self._add_areas(tiers, facts.path, cands, request.as_of)
 
@@ -544,6 +584,8 @@ class ContextEngine:
             generation=generation,
             elapsed_ms=0.0,
             fills=fills,
+            doc_title=doc_title,
+            loaded_by={f"m{i}": t for i, c in cands.items() if (t := loaded_by(c.memory))},
         )
 
     def _memories(self, ids: list[int], generation: int) -> list[Memory]:
@@ -563,6 +605,62 @@ class ContextEngine:
                         self._mem_cache[m.id] = m
             found += fetched
         return found
+
+    def _rules(self, generation: int) -> RuleIndex:
+        """The store's current rule sections, indexed once per store generation."""
+        with self._lock:
+            hit = self._rule_index
+        if hit is not None and hit[0] == generation:
+            return hit[1]
+        index = RuleIndex(
+            self.store.list(MemoryFilter(source="rules"), limit=MAX_RULES, order="id")
+        )
+        with self._lock:
+            self._rule_index = (generation, index)
+        return index
+
+    def _renderings_for(
+        self, m: Memory, reasons: set[str], terms: FileTerms, as_of: float | None
+    ) -> dict[Level, str] | None:
+        """Renderings made for this file: a commit with the sentences of its body that matter
+        here, a conversation tied to the file with what was said about it; None for others."""
+        if m.source == "git":
+            body = m.text.strip().partition("\n")[2]
+            lines = excerpt(body, terms, limit=COMMIT_LINES) if body.strip() else []
+            return commit_renderings(m, lines, m.index_label)
+        meta = m.metadata if isinstance(m.metadata, dict) else {}
+        if meta.get("unit") != "session" or not reasons & {"file", "paired"}:
+            return None
+        said = self._said_in(m, terms, as_of)
+        if not said:
+            return None
+        return chat_renderings(m, said, SAID_SHORT, pointer(m, m.index_label))
+
+    def _said_in(self, m: Memory, terms: FileTerms, as_of: float | None) -> list[Said]:
+        """What the conversation of session memory ``m`` said about the file (cached per
+        conversation version)."""
+        meta = m.metadata if isinstance(m.metadata, dict) else {}
+        key = (m.id, m.updated_at, terms.path, as_of)
+        with self._lock:
+            hit = self._said.get(key)
+        if hit is not None:
+            return hit
+        said: list[Said] = []
+        try:
+            session = self._sessions.find(
+                str(meta.get("tool") or ""), str(meta.get("session") or "")
+            )
+            if session is not None:
+                said = what_was_said(
+                    self._sessions.messages(session.id), terms, until=as_of, limit=SAID_FULL
+                )
+        except StoreError:
+            log.warning("could not read conversation of #%s", m.id, exc_info=True)
+        with self._lock:
+            self._said[key] = said
+            while len(self._said) > SAID_CACHE_SIZE:
+                self._said.popitem(last=False)
+        return said
 
     def _embed_query(self, query: str) -> Any:
         emb = self.store.embedder
@@ -662,7 +760,9 @@ class ContextEngine:
         best = sorted(cands, key=lambda i: -scored.get(i, 0.0))[:MAX_POINTERS]
         for mid in best:
             c = cands[mid]
-            label = c.memory.index_label or self._levels(c.memory).get("index_label")
+            label = pointer(
+                c.memory, c.memory.index_label or self._levels(c.memory).get("index_label")
+            )
             if label:
                 tiers[Tier.INDEX].append(
                     Candidate(

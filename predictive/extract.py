@@ -295,8 +295,9 @@ CONTRIBUTING_CONFIDENCE = 0.75
 """A section of a contributing guide: project knowledge, less binding than a rule file."""
 
 
-def from_rule_item(f: RuleFile, item: RuleItem) -> Candidate:
-    """A section of a rule file becomes a convention; its file's globs are its anchors."""
+def from_rule_item(f: RuleFile, item: RuleItem, at: float | None = None) -> Candidate:
+    """A section of a rule file becomes a convention; its file's globs are its anchors; ``at``
+    is when the file got the text it has (its last commit), None for now."""
     confidence = 0.9
     if f.kind == "contributing":  # a guide: a section counts when something in it is a rule
         lines = re.split(r"(?<=[.!?])\s+|\n", item.text)
@@ -322,6 +323,8 @@ def from_rule_item(f: RuleFile, item: RuleItem) -> Candidate:
             source_id=f"{f.path}:{item.line}",
             importance=importance,
             confidence=round(confidence, 3),
+            created_at=at,
+            valid_from=at,
             metadata={
                 "file": f.path,
                 "line": item.line,
@@ -335,8 +338,8 @@ def from_rule_item(f: RuleFile, item: RuleItem) -> Candidate:
     )
 
 
-def from_rule_file(f: RuleFile) -> list[Candidate]:
-    return [from_rule_item(f, item) for item in f.items if item.text.strip()]
+def from_rule_file(f: RuleFile, at: float | None = None) -> list[Candidate]:
+    return [from_rule_item(f, item, at) for item in f.items if item.text.strip()]
 
 
 # ---------------------------------------------------------------------------------- fixes

@@ -421,7 +421,7 @@ class _Run:
     # ---- rule files ------------------------------------------------------------------------
 
     def rules(self, report: SourceReport) -> None:
-        from storage.sources import rules
+        from storage.sources import git, rules
 
         paths = [Path(p) for p in self.opts.paths] if self.opts.paths else None
         state = self.store.cursors.get("rules")
@@ -434,7 +434,8 @@ class _Run:
             if state.get(f.path) == fp:
                 report.unchanged += 1
                 continue
-            stored = self.store_candidates(from_rule_file(f), report)
+            at = git.last_changed(self.root, f.path)
+            stored = self.store_candidates(from_rule_file(f, at), report)
             new_state[f.path] = fp
             if self.opts.dry_run:
                 continue

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import re
+from collections.abc import Callable, Sequence
 from datetime import datetime, timezone
 from typing import Any
 
 from predictive.budget import TIERS, Tier, TierFill
+from predictive.chat_excerpts import Said
 from storage import Contradiction, Level, Memory
 
 TIER_TITLES: dict[Tier, str] = {
@@ -40,11 +42,89 @@ def _flat(text: str) -> str:
     return " ".join(text.split())
 
 
+_SENTENCE_END = re.compile(r"[.!?][)\]\"'`*]*(?=\s)")
+MAX_POINTER_CHARS = 140
+
+
+def whole(text: str | None) -> str | None:
+    """``text`` when it is whole; a short form cut mid-phrase (ending in "…", or starting
+    with "→" after its subject was dropped) is cut back to its last whole sentence, or is
+    None when it has none."""
+    if not text:
+        return None
+    t = _flat(text)
+    if t.startswith("→"):
+        return None
+    if not t.endswith("…"):
+        return t
+    ends = [m.end() for m in _SENTENCE_END.finditer(t)]
+    return t[: ends[-1]] if ends else None
+
+
+def pointer(m: Memory, label: str | None) -> str | None:
+    """The few words an Index line names a memory with: its label when whole, else the
+    first line of its text (a commit's subject, a section's heading) when short enough."""
+    if label and not _flat(label).endswith("…"):
+        return _flat(label)
+    first = _flat(m.text.strip().split("\n", 1)[0]) if m.text.strip() else ""
+    if first and len(first) <= MAX_POINTER_CHARS:
+        return first
+    return whole(label)
+
+
+def commit_renderings(m: Memory, lines: list[str], label: str | None) -> dict[Level, str]:
+    """A commit: its whole message; its subject with the sentences of its body that matter
+    for the file (``lines``); its subject alone. The subject is never cut."""
+    head = f"commit {provenance(m).removeprefix('commit ')} · #{m.id} · {_date(m.valid_from)}"
+    subject, _, body = m.text.strip().partition("\n")
+    subject = _flat(subject)
+    out: dict[Level, str] = {}
+    if body.strip():
+        out[Level.FULL] = f"- [{head}] {subject}\n" + "\n".join(
+            "  " + line for line in body.strip().splitlines()
+        )
+        if lines:
+            out[Level.SUMMARY] = f"- [{head}] {subject}" + "".join(
+                f"\n  - {_flat(x)}" for x in lines
+            )
+    else:
+        out[Level.FULL] = f"- [{head}] {subject}"
+    out[Level.COMPRESSED] = f"- [{head}] {subject}"
+    short = pointer(m, label)
+    if short:
+        out[Level.INDEX] = f"- #{m.id} {short}"
+    return out
+
+
+def chat_renderings(
+    m: Memory, said: Sequence[Said], short: int, label: str | None
+) -> dict[Level, str]:
+    """A conversation tied to the file: what was said about the file (the requests, the
+    decisions, the diagnoses and fixes), all of it or the ``short`` best, or its title."""
+    meta = m.metadata if isinstance(m.metadata, dict) else {}
+    title = _flat(str(meta.get("sessionTitle") or meta.get("session") or "conversation"))
+    head = f"conversation #{m.id} · {meta.get('tool') or m.source} · {_date(m.valid_from)}"
+
+    def lines(chosen: Sequence[Said]) -> str:
+        return "".join(f"\n  - {x.role}: {_flat(x.text)}" for x in chosen)
+
+    best = sorted(sorted(said, key=lambda x: -x.score)[:short], key=lambda x: x.idx)
+    out = {
+        Level.FULL: f"- [{head}] {title}{lines(said)}",
+        Level.SUMMARY: f"- [{head}] {title}{lines(best)}",
+        Level.COMPRESSED: f"- [{head}] {title}",
+    }
+    if label:
+        out[Level.INDEX] = f"- #{m.id} {label}"
+    return out
+
+
 def memory_renderings(m: Memory, levels: dict[str, str]) -> dict[Level, str]:
-    """One Markdown list item per level; ``levels`` supplies texts the memory lacks."""
-    summary = m.summary or levels.get("summary")
-    compressed = m.compressed or levels.get("compressed")
-    label = m.index_label or levels.get("index_label")
+    """One Markdown list item per level; ``levels`` supplies texts the memory lacks. A short
+    form cut mid-phrase is cut back to a whole sentence or left out."""
+    summary = whole(m.summary or levels.get("summary"))
+    compressed = whole(m.compressed or levels.get("compressed"))
+    label = pointer(m, m.index_label or levels.get("index_label"))
     head = f"{m.kind.value} #{m.id} · {provenance(m)} · since {_date(m.valid_from)}"
     body = m.text.strip()
     full = f"- [{head}]\n" + "\n".join("  " + line for line in body.splitlines())

@@ -11,6 +11,7 @@ touched.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable
 from dataclasses import dataclass
 
@@ -18,8 +19,10 @@ from predictive.budget import Tier
 from storage import Kind, Memory
 
 # Reasons that tie a memory to the file itself rather than to words it shares with it.
-TIES = frozenset({"file", "paired", "module", "package", "import", "symbol", "glob", "error"})
-LOCAL = frozenset({"file", "paired", "module", "package", "symbol", "glob"})
+TIES = frozenset(
+    {"file", "paired", "module", "package", "import", "symbol", "glob", "path", "topic", "error"}
+)
+LOCAL = frozenset({"file", "paired", "module", "package", "symbol", "glob", "path"})
 UNTIED_FLOOR = 0.55
 """An untied memory (found by words or meaning alone) must be at least this relevant."""
 MAX_UNTIED = 6
@@ -38,6 +41,14 @@ LOADED_BY: dict[str, frozenset[str]] = {
 """The AI tools that read each kind of always-applied rule file themselves."""
 
 
+STRONG_EVIDENCE = ("superseded", "amended", "judged", "different values for", "confirmed")
+"""Reasons of a contradiction that may reach a context: an explicit supersession, a judge's
+verdict, one fact with two values, or a user's confirmation; the local scanner's wording
+rules only suspect (they go to the review list)."""
+MANY_FILES = 8
+"""A commit that touched more files than this says less about any one of them."""
+
+
 @dataclass(frozen=True)
 class Choice:
     tier: Tier
@@ -53,6 +64,36 @@ def loaded_by(m: Memory) -> frozenset[str]:
     if m.source != "rules" or not meta.get("alwaysApply"):
         return frozenset()
     return LOADED_BY.get(str(meta.get("kind")), frozenset())
+
+
+def strong(reason: str | None) -> bool:
+    """Whether a contradiction's reason is evidence enough to show it in a context."""
+    return bool(reason) and str(reason).lower().startswith(STRONG_EVIDENCE)
+
+
+def commit_weight(m: Memory) -> float:
+    """How much a commit says about each file it touched: less the more files it touched (a
+    sweep, a shallow clone's boundary), more when its message explains (a body, a fix, a
+    revert)."""
+    meta = m.metadata if isinstance(m.metadata, dict) else {}
+    count = meta.get("fileCount")
+    n = count if isinstance(count, int) and count > 0 else 1
+    spread = 1.0 / (1.0 + max(0.0, math.log(n / MANY_FILES)))
+    says = 1.0 if "\n" in m.text.strip() else 0.75
+    if meta.get("reverts") or meta.get("conventional") in ("fix", "revert", "perf"):
+        says = min(1.0, says + 0.15)
+    return COMMIT_WEIGHT * spread * says
+
+
+def is_the_open_file(m: Memory, path: str) -> bool:
+    """Whether the memory is the open file itself (a section of the rule file or the decision
+    record on screen): showing it would repeat what the editor shows."""
+    meta = m.metadata if isinstance(m.metadata, dict) else {}
+    if m.source == "rules":
+        return meta.get("file") == path
+    if m.kind is Kind.DECISION:
+        return any(a.type in ("adr", "file") and a.ref == path for a in m.artifacts)
+    return False
 
 
 def tied(reasons: Iterable[str]) -> bool:
@@ -75,8 +116,8 @@ def admit(
             kept.add(m.id)
         elif relevance >= UNTIED_FLOOR:
             untied.append((relevance, m.id))
-        elif reasons & {"background", "preference"}:
-            wide.append((m.importance, m.id))
+        elif reasons & {"background", "preference"} and m.source != "rules":
+            wide.append((m.importance, m.id))  # a rule section gets in by its topic instead
     kept.update(i for _, i in sorted(untied, reverse=True)[:MAX_UNTIED])
     kept.update(i for _, i in sorted(wide, reverse=True)[:MAX_PROJECT_WIDE])
     return kept
@@ -92,7 +133,7 @@ def place(m: Memory, reasons: frozenset[str], *, recent_fix: bool) -> Choice:
     if m.kind is Kind.CONVENTION and m.source == "rules" and local:
         return Choice(Tier.CRITICAL)  # a rule scoped to this file (glob, folder)
     if m.source == "git":
-        return Choice(Tier.RELEVANT, COMMIT_WEIGHT)
+        return Choice(Tier.RELEVANT, commit_weight(m))
     if m.kind in (Kind.CONVENTION, Kind.WORKFLOW, Kind.SUMMARY, Kind.PREFERENCE) and not local:
         return Choice(Tier.BACKGROUND)
     return Choice(Tier.RELEVANT)

@@ -148,7 +148,7 @@ class ContextService:
     def _inject(self, project: Project, result: AssembledContext) -> WriteResult | None:
         if not project.injector.targets:
             return None
-        written = project.injector.write(result.markdown)
+        written = project.injector.write(result.markdown_for)
         for path in written.refused:
             if path not in project.injector.warned:
                 project.injector.warned.add(path)

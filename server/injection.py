@@ -21,7 +21,7 @@ import logging
 import os
 import secrets
 import stat
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -62,6 +62,7 @@ class Target:
     name: str
     path: str  # relative to the workspace folder, POSIX
     front_matter: str
+    tool: str  # the AI tool that reads it (what it loads itself is left out of its file)
 
 
 TARGETS: dict[str, Target] = {
@@ -70,13 +71,15 @@ TARGETS: dict[str, Target] = {
         ".cursor/rules/living-memory.mdc",
         "---\ndescription: Project memory for the file being edited (Living Memory)\n"
         "alwaysApply: true\n---\n",
+        "cursor",
     ),
     "copilot": Target(
         "copilot",
         ".github/instructions/living-memory.instructions.md",
         '---\napplyTo: "**"\n---\n',
+        "copilot",
     ),
-    "agents": Target("agents", ".living-memory/context.md", ""),
+    "agents": Target("agents", ".living-memory/context.md", "", "claude"),
 }
 INJECTED_PATHS: tuple[str, ...] = tuple(t.path for t in TARGETS.values())
 
@@ -230,12 +233,15 @@ class Injector:
     def path(self, target: Target) -> Path:
         return self.folder / target.path
 
-    def write(self, markdown: str) -> WriteResult:
-        """Write the context to every enabled target whose file is ours (or absent)."""
+    def write(self, markdown: str | Callable[[str], str]) -> WriteResult:
+        """Write the context to every enabled target whose file is ours (or absent);
+        ``markdown`` may be a function of the target's tool (what that tool loads by itself
+        left out)."""
         result = WriteResult()
         for target in self.targets:
             path = self.path(target)
-            data = render(target, markdown).encode("utf-8")
+            text = markdown(target.tool) if callable(markdown) else markdown
+            data = render(target, text).encode("utf-8")
             try:
                 existing = _read_owned(self.folder, target)
                 if existing is _NOT_OURS:

@@ -115,6 +115,22 @@ def count_commits(root: Path, *, after: str | None = None, since: float | None =
     return int(out) if out and out.strip().isdigit() else 0
 
 
+def last_changed(root: Path, path: str) -> float | None:
+    """When ``path`` got the text it has: the author time of the last commit that changed it,
+    or its modification time when it has changes not committed yet (or git does not know it);
+    None when neither can be read."""
+    full = root / path
+    try:
+        mtime = full.stat().st_mtime
+    except OSError:
+        mtime = None
+    status = _out(root, "status", "--porcelain", "--", path)
+    if status is None or status:  # not a repository, or untracked / modified
+        return mtime
+    at = _out(root, "log", "-1", "--format=%at", "--", path)
+    return float(at) if at and at.isdigit() else mtime
+
+
 def _commit_exists(root: Path, rev: str) -> bool:
     return _out(root, "rev-parse", "--verify", "-q", f"{rev}^{{commit}}") is not None
 

@@ -1,0 +1,173 @@
+"""The sentences of a long text that matter for one file: what a commit body or a
+conversation says about the file, its names and why.
+
+A sentence is never cut: it is kept whole or left out. It counts for a file when it names the
+file (its path, its name, its stem), one of the names defined in it (classes, functions,
+methods, constants) or, less, a word of its path; and for its content when it explains (a
+cause, a fix, a decision, a rule) rather than reports.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import PurePosixPath
+
+from predictive.derive import FileFacts
+
+_DEFINED = re.compile(
+    r"^[ \t]*(?:async[ \t]+)?(?:def|class|fn|func|function|struct|enum|trait|interface|type)"
+    r"[ \t]+([A-Za-z_]\w{2,})",
+    re.M,
+)
+_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_SPLIT_WORDS = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+")
+PATH_NOISE = frozenset(
+    {
+        "src",
+        "lib",
+        "py",
+        "pyx",
+        "cpp",
+        "ts",
+        "js",
+        "md",
+        "init",
+        "main",
+        "index",
+        "internal",
+        "core",
+        "utils",
+        "util",
+        "common",
+        "test",
+        "tests",
+        "the",
+        "and",
+        "web",
+        "app",
+        "api",
+    }
+)
+"""Path words too common to tie a sentence to a file by themselves."""
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z`*_\"'(\[])")
+_LIST_ITEM = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+")
+_EXPLAINS = re.compile(
+    r"\b(because|since|so that|caus(?:e|es|ed|ing)|root cause|the (?:problem|issue|bug|fix|"
+    r"reason)|fix(?:es|ed)?|prevent|avoid|instead|rather than|no longer|must|never|always|"
+    r"should|shouldn't|don't|do not|only|ensure|decid(?:e|ed)|chose|choice|trade-?off|risk|"
+    r"breaking|race|leak|crash|deadlock|regression|identified|resolv(?:e|ed)|removed?|replac"
+    r"(?:e|ed|es)|standardi[sz]e|we (?:now|will|want)|i (?:want|need|decided))\b",
+    re.I,
+)
+MIN_WORDS = 5
+MAX_WORDS = 70
+
+
+@dataclass(frozen=True)
+class FileTerms:
+    """What names a file in prose: its path, name and stem, the names defined in it, and the
+    distinctive words of its path (all lower case)."""
+
+    path: str
+    names: frozenset[str]
+    words: frozenset[str]
+    is_test: bool
+
+    def strength(self, text: str) -> float:
+        """How strongly ``text`` is about the file: 1.0 for its path or name, 0.8 for a name
+        defined in it, 0.3 for a word of its path, 0 for none."""
+        low = text.lower()
+        if self.path.lower() in low or PurePosixPath(self.path).name.lower() in low:
+            return 1.0
+        tokens = {t.lower() for t in _WORD.findall(text)}
+        if tokens & self.names:
+            return 0.8
+        return 0.3 if tokens & self.words else 0.0
+
+
+def split_words(name: str) -> list[str]:
+    """``limit_results`` → limit, results; ``SearchEngine`` → search, engine."""
+    return [w.lower() for part in re.split(r"[_\W]+", name) for w in _SPLIT_WORDS.findall(part)]
+
+
+def file_terms(facts: FileFacts, text: str | None) -> FileTerms:
+    """The terms of the file at ``facts.path`` whose content is ``text`` (None: unknown)."""
+    p = PurePosixPath(facts.path)
+    stem = p.stem.lower()
+    names = {n.lower() for n in facts.symbols if len(n) > 3}
+    if text:
+        names |= {n.lower() for n in _DEFINED.findall(text[:200_000]) if not n.startswith("__")}
+    if len(stem) > 3 and stem not in PATH_NOISE:
+        names.add(stem)
+    words = {
+        w
+        for part in p.parts
+        for w in split_words(PurePosixPath(part).stem)
+        if len(w) > 2 and w not in PATH_NOISE
+    }
+    is_test = any(x in ("test", "tests") for x in p.parts[:-1]) or stem.startswith("test_")
+    return FileTerms(facts.path, frozenset(names), frozenset(words), is_test)
+
+
+def sentences(text: str) -> list[str]:
+    """``text`` as whole sentences and list items, each on one line; code blocks, tables and
+    headings left out."""
+    out: list[str] = []
+    in_code = False
+    para: list[str] = []
+
+    def flush() -> None:
+        if para:
+            joined = " ".join(para)
+            out.extend(s.strip() for s in _SENTENCE_END.split(joined) if s.strip())
+            para.clear()
+
+    for line in text.splitlines():
+        s = line.strip()
+        if s.startswith("```"):
+            flush()
+            in_code = not in_code
+            continue
+        if in_code:
+            continue
+        if not s or s.startswith(("#", "|")):
+            flush()
+            continue
+        if _LIST_ITEM.match(s):
+            flush()
+            para.append(_LIST_ITEM.sub("", s))
+            continue
+        para.append(s.lstrip("> "))
+    flush()
+    return out
+
+
+def worth(sentence: str, terms: FileTerms | None) -> float:
+    """How much a sentence is worth reading before editing the file: naming it or its names,
+    and explaining rather than reporting; 0 for one too short or too long to stand alone."""
+    n = len(sentence.split())
+    if n < MIN_WORDS or n > MAX_WORDS:
+        return 0.0
+    score = 0.2
+    if terms is not None:
+        score += terms.strength(sentence)
+    if _EXPLAINS.search(sentence):
+        score += 0.4
+    return score
+
+
+def excerpt(
+    text: str, terms: FileTerms | None, *, limit: int, skip: Iterable[str] = ()
+) -> list[str]:
+    """The ``limit`` sentences of ``text`` most worth reading for the file, in their order;
+    sentences equal to one of ``skip`` (already shown) are left out."""
+    seen = {" ".join(s.split()).lower() for s in skip}
+    scored = [
+        (worth(s, terms), i, s)
+        for i, s in enumerate(sentences(text))
+        if " ".join(s.split()).lower() not in seen
+    ]
+    best = sorted((x for x in scored if x[0] > 0), key=lambda x: (-x[0], x[1]))[:limit]
+    return [s for _, _, s in sorted(best, key=lambda x: x[1])]

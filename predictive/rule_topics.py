@@ -1,0 +1,110 @@
+"""Which of the project's rule sections apply to a file beyond their globs.
+
+- **By path**: a section that names a folder holding the file (``ddtrace/contrib/internal/``,
+  two folders deep at least, so a bare top-level folder does not tie everything) applies to it,
+  whatever its globs say. A section naming the file itself is tied by its file anchor.
+- **By topic**: a project-wide section (no globs: a root ``AGENTS.md``, ``CLAUDE.md``, an
+  always-applied or described rule, a contributing guide) applies when it shares distinctive
+  words with the file: the words of its path and stem, the names defined in it, and for a test
+  file the words of testing. Words are weighed by how few sections use them (a word in every
+  section says nothing), a word of the heading counts double, and only the best few sections
+  with enough in common are taken.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from predictive.excerpts import FileTerms, split_words
+from storage import Memory
+
+_PATHLIKE = re.compile(r"(?<![\w.-])((?:[\w.-]+/){2,}[\w.*-]*)")
+_TOKEN = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+TEST_WORDS = frozenset({"test", "tests", "testing", "pytest", "fixture", "fixtures"})
+TOPIC_MIN = 4.0
+"""Least weight of shared words for a project-wide section to apply by topic."""
+MAX_TOPICAL = 6
+"""At most this many project-wide sections apply by topic to one file."""
+PATH_RELEVANCE = 0.9
+
+
+@dataclass(frozen=True)
+class _Section:
+    memory: Memory
+    heading: frozenset[str]
+    body: frozenset[str]
+    tokens: frozenset[str]
+    folders: tuple[str, ...]
+    wide: bool
+
+
+def _words(text: str) -> set[str]:
+    return {w for t in _TOKEN.findall(text) for w in split_words(t) if len(w) > 2}
+
+
+def _folders(text: str) -> tuple[str, ...]:
+    out = []
+    for m in _PATHLIKE.finditer(text):
+        p = m.group(1).strip("`'\"").removeprefix("./")
+        p = re.sub(r"\*+.*$", "", p)
+        if p.count("/") >= 2 or (p.count("/") == 1 and not p.endswith("/")):
+            p = p if p.endswith("/") else p.rsplit("/", 1)[0] + "/"
+        if p.count("/") >= 2:
+            out.append(p)
+    return tuple(dict.fromkeys(out))
+
+
+class RuleIndex:
+    """The current rule sections of a store, read once per store generation."""
+
+    def __init__(self, rules: Sequence[Memory]) -> None:
+        self.sections: list[_Section] = []
+        df: Counter[str] = Counter()
+        for m in rules:
+            meta = m.metadata if isinstance(m.metadata, dict) else {}
+            heading, _, rest = m.text.strip().partition("\n")
+            body = _words(rest)
+            head = _words(heading)
+            df.update(head | body)
+            self.sections.append(
+                _Section(
+                    m,
+                    frozenset(head),
+                    frozenset(body),
+                    frozenset(t.lower() for t in _TOKEN.findall(m.text)),
+                    _folders(m.text),
+                    not meta.get("globs"),
+                )
+            )
+        n = max(1, len(self.sections))
+        self.idf = {w: math.log(1 + n / c) for w, c in df.items()}
+
+    def applies(self, terms: FileTerms) -> list[tuple[Memory, str, float]]:
+        """The sections that apply to the file, each with its reason (``path`` or
+        ``topic``) and relevance."""
+        out: list[tuple[Memory, str, float]] = []
+        wanted = set(terms.words)
+        for name in terms.names:
+            wanted.update(split_words(name))
+        if terms.is_test:
+            wanted |= TEST_WORDS
+        topical: list[tuple[float, Memory]] = []
+        for s in self.sections:
+            if any(terms.path.startswith(f) for f in s.folders):
+                out.append((s.memory, "path", PATH_RELEVANCE))
+                continue
+            if not s.wide:
+                continue
+            score = sum(self.idf.get(w, 0.0) for w in wanted & s.body)
+            score += 2 * sum(self.idf.get(w, 0.0) for w in wanted & s.heading)
+            score += 2 * len(terms.names & s.tokens)
+            if score >= TOPIC_MIN:
+                topical.append((score, s.memory))
+        topical.sort(key=lambda x: (-x[0], x[1].id))
+        for score, m in topical[:MAX_TOPICAL]:
+            out.append((m, "topic", min(0.8, 0.4 + 0.04 * score)))
+        return out
