@@ -135,8 +135,8 @@ def _fit_tier(
     """Place candidates into ``fill`` within ``allowance`` tokens (header included).
 
     Pass 1 admits items best-score first at their leanest level above the bare index
-    label (so many items fit); pass 2 enriches every placed item, best first, to the
-    richest level that still fits. Items placed elsewhere are skipped: nothing appears twice.
+    label (so many items fit); then rounds enrich every placed item, best first, one level
+    at a time while it fits. Items placed elsewhere are skipped: nothing appears twice.
     """
     header_cost = 0 if fill.placed else fill.header_tokens
     remaining = allowance - fill.used - header_cost
@@ -160,15 +160,24 @@ def _fit_tier(
     if not admitted and not fill.placed:
         return  # an empty tier costs nothing, not even its header
     fill.placed.extend(admitted)
-    for p in sorted(fill.placed, key=lambda p: (-p.candidate.score, p.candidate.key)):
-        for lv in p.candidate.levels():  # richest first
-            if LEVEL_ORDER.index(lv) >= LEVEL_ORDER.index(p.level):
-                break
-            t = count(p.candidate.renderings[lv] + "\n")
-            if t - p.tokens <= remaining:
-                remaining -= t - p.tokens
-                p.level, p.tokens = lv, t
-                break
+    # Enrich in rounds, best first: every item one level richer before any item two, so a
+    # full tier shows more items with what matters in them rather than a few whole ones.
+    grew = True
+    while grew and remaining > 0:
+        grew = False
+        for p in sorted(fill.placed, key=lambda p: (-p.candidate.score, p.candidate.key)):
+            richer = [
+                lv
+                for lv in p.candidate.levels()
+                if LEVEL_ORDER.index(lv) < LEVEL_ORDER.index(p.level)
+            ]
+            for lv in reversed(richer):  # the next richer level that fits
+                t = count(p.candidate.renderings[lv] + "\n")
+                if t - p.tokens <= remaining:
+                    remaining -= t - p.tokens
+                    p.level, p.tokens = lv, t
+                    grew = True
+                    break
 
 
 def fit_tiers(

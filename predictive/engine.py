@@ -22,7 +22,8 @@ from predictive.compress import Compressor, DeterministicCompressor
 from predictive.consolidation.serving import cap_renderings, serving_level
 from predictive.derive import FileFacts, branch_tokens, derive_file, error_signature
 from predictive.excerpts import FileTerms, excerpt, file_terms
-from predictive.globs import glob_match
+from predictive.glob_breadth import AREA_SHARE, GlobBreadth
+from predictive.globs import glob_match, specificity
 from predictive.render import (
     TIER_TITLES,
     account,
@@ -37,7 +38,7 @@ from predictive.render import (
 )
 from predictive.restated import restated
 from predictive.retrieval import label_of
-from predictive.rule_topics import RuleIndex
+from predictive.rule_topics import RuleIndex, binding
 from predictive.scoring import HybridScorer
 from predictive.selection import admit, is_the_open_file, loaded_by, place, strong
 from predictive.signals import Activity, Diagnostic, infer_activity
@@ -97,6 +98,11 @@ COMMIT_LINES = 4  # sentences of a commit's body shown when the whole body does 
 SAID_FULL = 8  # things said in a conversation shown with it (fewer when the tier is full)
 SAID_SHORT = 3
 SAID_CACHE_SIZE = 2_000
+GLOB_BASE = 0.7  # a glob naming no folder (every file of a language) …
+GLOB_PER_FOLDER = 0.15  # … and each folder it names
+RULE_TOPIC_BONUS = 0.15
+RULE_TOPIC_STEP = 0.02
+RULE_BINDING_BONUS = 0.1
 
 
 @dataclass(frozen=True)
@@ -262,6 +268,7 @@ class ContextEngine:
         self._sessions = sessions_of(store)
         self._session_count: tuple[int, int] | None = None
         self._rule_index: tuple[int, RuleIndex] | None = None
+        self._breadth = GlobBreadth(self.root)
         self._said: OrderedDict[tuple[Any, ...], list[Said]] = OrderedDict()
 
     # ---- public ----------------------------------------------------------------------------
@@ -364,11 +371,24 @@ class ContextEngine:
                 put(AnchorType.ERROR, error_signature(d.message, d.code, d.source), "error")
         return out
 
-    def _glob_matches(self, path: str, generation: int) -> list[int]:
-        """Memories whose ``glob`` anchors (from rule files) match ``path``."""
+    def _glob_matches(self, path: str, generation: int) -> dict[int, tuple[float, bool]]:
+        """Memories whose ``glob`` anchors (from rule files) match ``path``, each with the
+        weight of its narrowest matching glob and whether that glob is about an area of the
+        project (not every file of a language)."""
         if self._globs is None or self._globs[0] != generation:
             self._globs = (generation, self.store.glob_anchors())
-        return list(dict.fromkeys(mid for mid, pat in self._globs[1] if glob_match(path, pat)))
+        out: dict[int, tuple[float, bool]] = {}
+        for mid, pat in self._globs[1]:
+            if not glob_match(path, pat):
+                continue
+            share = self._breadth.share(pat)
+            if share is None:  # the project's files are unknown: judge by the folders named
+                folders = specificity(pat)
+                found = (min(1.0, GLOB_BASE + GLOB_PER_FOLDER * folders), folders > 0)
+            else:
+                found = (self._breadth.weight(pat) or GLOB_BASE, share <= AREA_SHARE)
+            out[mid] = max(out.get(mid, found), found)
+        return out
 
     def _conversation_memories(self, query: str, qvec: Any, generation: int) -> dict[int, float]:
         """Session-first retrieval over past conversations: the memories extracted near the
@@ -468,11 +488,18 @@ class ContextEngine:
             for m in self._memories(list(conversation), generation):
                 add(m, 0.8 * conversation[m.id], "conversation")
 
-        globbed = self._glob_matches(facts.path, generation)
-        for m in self._memories(globbed, generation):
-            add(m, ANCHOR_WEIGHTS["glob"], "glob")
         terms = file_terms(facts, text)
-        for m, why, relevance in self._rules(generation).applies(terms):
+        rules = self._rules(generation)
+        topical = rules.topic_scores(terms)
+        globbed = self._glob_matches(facts.path, generation)
+        for m in self._memories(list(globbed), generation):
+            # a rule for an area before one for every file of the language; within one rule
+            # file, the sections about what this file is about first
+            weight, area = globbed[m.id]
+            bonus = min(RULE_TOPIC_BONUS, RULE_TOPIC_STEP * topical.get(m.id, 0.0))
+            bonus += RULE_BINDING_BONUS * binding(m.text)
+            add(m, ANCHOR_WEIGHTS["glob"] * weight + bonus, "glob" if area else "glob-any")
+        for m, why, relevance in rules.applies(terms, topical):
             add(m, relevance, why)
 
         seeds = sorted(cands, key=lambda i: -cands[i].relevance)[:10]

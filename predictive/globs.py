@@ -59,3 +59,11 @@ def glob_match(path: str, pattern: str) -> bool:
         base = pattern.strip().strip("/")
         return path == base or path.startswith(base + "/")
     return False
+
+
+def specificity(pattern: str) -> int:
+    """How many folders a glob names literally (``**/appsec/_iast/**`` 2, ``src/**`` 1,
+    ``**/*.py`` 0): the more, the fewer files it applies to."""
+    parts = [p for p in pattern.strip().strip("/").split("/") if p and p != "."]
+    folders = parts[:-1] if parts and ("." in parts[-1] or "*" in parts[-1]) else parts
+    return sum(1 for p in folders if not any(ch in p for ch in "*?[{"))

@@ -30,6 +30,16 @@ TOPIC_MIN = 4.0
 MAX_TOPICAL = 6
 """At most this many project-wide sections apply by topic to one file."""
 PATH_RELEVANCE = 0.9
+_SHOUTED = re.compile(r"\b(?:IMPORTANT|MUST|NEVER|ALWAYS|CRITICAL|WARNING|DO NOT)\b")
+_BINDING = re.compile(r"\b(?:must|never|always|do not|don't|avoid|required?)\b", re.I)
+
+
+def binding(text: str) -> float:
+    """How strongly a section binds (0 – 1): a shouted rule (IMPORTANT, MUST, NEVER) most,
+    a must / never / avoid less, a description not at all."""
+    if _SHOUTED.search(text):
+        return 1.0
+    return 0.5 if _BINDING.search(text) else 0.0
 
 
 @dataclass(frozen=True)
@@ -83,26 +93,36 @@ class RuleIndex:
         n = max(1, len(self.sections))
         self.idf = {w: math.log(1 + n / c) for w, c in df.items()}
 
-    def applies(self, terms: FileTerms) -> list[tuple[Memory, str, float]]:
-        """The sections that apply to the file, each with its reason (``path`` or
-        ``topic``) and relevance."""
-        out: list[tuple[Memory, str, float]] = []
+    def topic_scores(self, terms: FileTerms) -> dict[int, float]:
+        """Each section's weight of words shared with the file (0 ones left out)."""
         wanted = set(terms.words)
         for name in terms.names:
             wanted.update(split_words(name))
         if terms.is_test:
             wanted |= TEST_WORDS
+        out: dict[int, float] = {}
+        for s in self.sections:
+            score = sum(self.idf.get(w, 0.0) for w in wanted & s.body)
+            score += 2 * sum(self.idf.get(w, 0.0) for w in wanted & s.heading)
+            score += 2 * len(terms.names & s.tokens)
+            if score > 0:
+                out[s.memory.id] = score
+        return out
+
+    def applies(
+        self, terms: FileTerms, scores: dict[int, float] | None = None
+    ) -> list[tuple[Memory, str, float]]:
+        """The sections that apply to the file beyond their globs, each with its reason
+        (``path`` or ``topic``) and relevance; ``scores`` are :meth:`topic_scores`."""
+        scores = self.topic_scores(terms) if scores is None else scores
+        out: list[tuple[Memory, str, float]] = []
         topical: list[tuple[float, Memory]] = []
         for s in self.sections:
             if any(terms.path.startswith(f) for f in s.folders):
                 out.append((s.memory, "path", PATH_RELEVANCE))
                 continue
-            if not s.wide:
-                continue
-            score = sum(self.idf.get(w, 0.0) for w in wanted & s.body)
-            score += 2 * sum(self.idf.get(w, 0.0) for w in wanted & s.heading)
-            score += 2 * len(terms.names & s.tokens)
-            if score >= TOPIC_MIN:
+            score = scores.get(s.memory.id, 0.0)
+            if s.wide and score >= TOPIC_MIN:
                 topical.append((score, s.memory))
         topical.sort(key=lambda x: (-x[0], x[1].id))
         for score, m in topical[:MAX_TOPICAL]:

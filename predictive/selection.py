@@ -20,7 +20,19 @@ from storage import Kind, Memory
 
 # Reasons that tie a memory to the file itself rather than to words it shares with it.
 TIES = frozenset(
-    {"file", "paired", "module", "package", "import", "symbol", "glob", "path", "topic", "error"}
+    {
+        "file",
+        "paired",
+        "module",
+        "package",
+        "import",
+        "symbol",
+        "glob",
+        "glob-any",
+        "path",
+        "topic",
+        "error",
+    }
 )
 LOCAL = frozenset({"file", "paired", "module", "package", "symbol", "glob", "path"})
 UNTIED_FLOOR = 0.55
