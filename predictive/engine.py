@@ -38,7 +38,7 @@ from predictive.render import (
 )
 from predictive.restated import restated
 from predictive.retrieval import label_of
-from predictive.rule_topics import RuleIndex, binding
+from predictive.rule_topics import TOPIC_MIN, RuleIndex, binding
 from predictive.scoring import HybridScorer
 from predictive.selection import admit, is_the_open_file, loaded_by, place, strong
 from predictive.signals import Activity, Diagnostic, infer_activity
@@ -103,6 +103,8 @@ GLOB_PER_FOLDER = 0.15  # … and each folder it names
 RULE_TOPIC_BONUS = 0.15
 RULE_TOPIC_STEP = 0.02
 RULE_BINDING_BONUS = 0.1
+RULE_TOPIC_MIN = TOPIC_MIN  # shared-word weight below which a glob-matched section is off-topic
+NARROWER = 0.05  # how much narrower a rule's glob must be to make a broader one's sections pointers
 
 
 @dataclass(frozen=True)
@@ -501,6 +503,7 @@ class ContextEngine:
             add(m, ANCHOR_WEIGHTS["glob"] * weight + bonus, "glob" if area else "glob-any")
         for m, why, relevance in rules.applies(terms, topical):
             add(m, relevance, why)
+        narrowest = max((w for w, _ in globbed.values()), default=0.0)
 
         seeds = sorted(cands, key=lambda i: -cands[i].relevance)[:10]
         if seeds:
@@ -552,6 +555,19 @@ class ContextEngine:
             s = (RELEVANCE_SHARE * c.relevance + (1 - RELEVANCE_SHARE) * prior) * choice.weight
             scored[mid] = s
             renderings = self._renderings_for(c.memory, c.reasons, terms, request.as_of)
+            if (
+                renderings is None
+                and c.reasons <= {"glob", "glob-any", "search", "graph", "background"}
+                and globbed.get(mid, (narrowest, False))[0] < narrowest - NARROWER
+                and topical.get(mid, 0.0) < RULE_TOPIC_MIN
+                and not binding(c.memory.text)
+            ):
+                # a section of a broader rule than the one for this area, matching by glob
+                # alone, about something else and binding nothing (a product's dashboard, a
+                # curl example): a pointer only
+                renderings = {
+                    lv: r for lv, r in self._renderings(c.memory).items() if lv is Level.INDEX
+                }
             if renderings is None:
                 renderings = self._renderings(c.memory)
                 if tier is Tier.BACKGROUND and c.memory.source != "rules":
