@@ -20,8 +20,17 @@ from predictive import operations as ops
 from predictive.citation import citation
 from predictive.fit import BudgetTooSmall, dumps, fit_items, fit_tree
 from predictive.operations import ArgumentError, Invalid
+from predictive.tokens import count_tokens
 from server.convert import to_wire
 from server.mcp_server.app import Backend
+from server.mcp_server.shaping import (
+    Form,
+    fit_richest,
+    for_agents,
+    memory_forms,
+    passage_forms,
+    passage_texts,
+)
 from storage import AccessKind, Memory, MemoryStore, StoreError
 from storage.text import parse_instant
 
@@ -114,31 +123,40 @@ def register(app: MCPServer, backend: Backend) -> None:
         kinds: Annotated[list[KindName], Field(description="only these kinds")] = [],  # noqa: B006
         limit: Annotated[int, Field(ge=1, le=50)] = 10,
         as_of: AsOf = None,
-        budget: Annotated[int, _budget(2000)] = 2000,
+        budget: Annotated[int, _budget(4000)] = 4000,
     ) -> CallToolResult:
         """Search everything the project knows (memories, decision records, rule files,
-        commits, conversations); each result cites its id and source. Use recall for more."""
+        commits, conversations); each result cites its id and source and comes in full text,
+        best first, while the budget allows (then summary or compressed, never cut mid-
+        sentence; ``shortened`` lists those: recall them at level "full")."""
         at = _as_of(as_of)
 
         def work(store: MemoryStore) -> dict[str, Any]:
             args = SearchArgs(query=query, kinds=tuple(kinds), limit=limit, as_of=at)
             found = ops.search(store, args, via="mcp search")
-            items = [
-                {
-                    "id": r.memory.id if r.memory else None,
-                    "unit": r.unit,
-                    "kind": r.kind,
-                    "label": r.label,
-                    "text": (r.memory.compressed if r.memory else None) or r.snippet,
-                    "score": round(r.score, 4),
-                    "source": r.provenance.source,
-                    "provenance": f"{r.provenance.kind}: {r.provenance}",
-                    **({"archived": True} if r.memory and r.memory.archived else {}),
-                }
-                for r in found.results
-            ]
+            passages = passage_texts(store, found.results)
+            items: list[dict[str, Any]] = []
+            forms: list[list[Form]] = []
+            for r in found.results:
+                items.append(
+                    {
+                        "id": r.memory.id if r.memory else None,
+                        "unit": r.unit,
+                        "kind": r.kind,
+                        "label": r.label,
+                        "score": round(r.score, 4),
+                        "source": r.provenance.source,
+                        "provenance": f"{r.provenance.kind}: {r.provenance}",
+                        **({"archived": True} if r.memory and r.memory.archived else {}),
+                    }
+                )
+                if r.memory is not None:
+                    forms.append(memory_forms(r.memory))
+                else:
+                    whole = passages.get(r.passage_ids[0]) if r.passage_ids else None
+                    forms.append(passage_forms(whole, r.snippet))
             payload = {"query": query, "count": len(items), "items": items}
-            return fit_items(to_wire(payload), budget)
+            return fit_richest(to_wire(payload), budget, forms)
 
         return _result(await _call(backend, work))
 
@@ -244,13 +262,14 @@ def register(app: MCPServer, backend: Backend) -> None:
                     for i in ctx.items
                     if i.memory_id is not None and i.memory_id in mems
                 ]
+                markdown = for_agents(ctx.markdown)
                 return to_wire(
                     {
                         "file": ctx.file.path,
                         "branch": ctx.branch,
                         "activity": ctx.activity.value,
-                        "tokens": {"total": ctx.tokens["total"], "budget": ctx.tokens["budget"]},
-                        "markdown": ctx.markdown,
+                        "tokens": {"total": count_tokens(markdown), "budget": ctx.tokens["budget"]},
+                        "markdown": markdown,
                         "items": items,
                     }
                 )
