@@ -409,6 +409,7 @@ async def test_a_new_project_is_learned_on_start_and_commits_are_cited_by_sha(
             commits = [i for i in found["items"] if i["source"] == "git"]
             if commits:
                 break
+            assert "learning" in found, "an answer before the history is in says so"
             await asyncio.sleep(0.1)
     assert commits, "the git history was not learned"
     assert commits[0]["provenance"] == f"commit: {repo.shas['api'][:10]}"

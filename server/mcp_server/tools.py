@@ -107,6 +107,20 @@ def _nodes(forest: list[dict[str, Any]]) -> Iterator[dict[str, Any]]:
 
 def register(app: MCPServer, backend: Backend) -> None:
     """Add every tool to ``app``."""
+
+    def _noted(
+        fit: Callable[[dict[str, Any]], dict[str, Any]], wire: dict[str, Any]
+    ) -> dict[str, Any]:
+        """``fit(wire)`` with a ``learning`` note while the project is still being learned
+        (left out only when the budget cannot hold the note beside the result's frame)."""
+        note = backend.learning.note()
+        if note is not None:
+            try:
+                return fit({**wire, "learning": note})
+            except BudgetTooSmall:
+                pass
+        return fit(wire)
+
     from predictive.operations import (
         ContextArgs,
         ContradictionsArgs,
@@ -156,7 +170,7 @@ def register(app: MCPServer, backend: Backend) -> None:
                     whole = passages.get(r.passage_ids[0]) if r.passage_ids else None
                     forms.append(passage_forms(whole, r.snippet))
             payload = {"query": query, "count": len(items), "items": items}
-            return fit_richest(to_wire(payload), budget, forms)
+            return _noted(lambda p: fit_richest(p, budget, forms), to_wire(payload))
 
         return _result(await _call(backend, work))
 
@@ -220,9 +234,8 @@ def register(app: MCPServer, backend: Backend) -> None:
                 m = mems.get(n["id"])
                 if m is not None:
                     n.update({k: v for k, v in citation(m).items() if k not in n})
-            return fit_tree(
-                to_wire(out), budget, roots="categories" if category is not None else "roots"
-            )
+            roots = "categories" if category is not None else "roots"
+            return _noted(lambda p: fit_tree(p, budget, roots=roots), to_wire(out))
 
         return _result(await _call(backend, work))
 
@@ -277,7 +290,7 @@ def register(app: MCPServer, backend: Backend) -> None:
             # One assembly (the engine's cache then answers a repeat); citations past the
             # budget are dropped from the end, the markdown is cut only if it alone is too big.
             out = payload(max(200, budget * 2 // 3))
-            return fit_items(out, budget, texts=("markdown",))
+            return _noted(lambda p: fit_items(p, budget, texts=("markdown",)), out)
 
         return _result(await _call(backend, work))
 
@@ -430,6 +443,6 @@ def register(app: MCPServer, backend: Backend) -> None:
 
             llm = client_for(store)  # None unless the user configured a model
             out = answer(store, question, limit=limit, as_of=at, context="mcp ask", llm=llm)
-            return fit_items(to_wire(out), budget)
+            return _noted(lambda p: fit_items(p, budget), to_wire(out))
 
         return _result(await _call(backend, work))
