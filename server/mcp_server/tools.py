@@ -59,8 +59,8 @@ AsOf = Annotated[
     ),
 ]
 MemoryId = Annotated[int, Field(ge=1, description="a memory id, as cited in results")]
-READ_ONLY = ToolAnnotations(readOnlyHint=True, openWorldHint=False)
-WRITES = ToolAnnotations(readOnlyHint=False, destructiveHint=False, openWorldHint=False)
+READ_ONLY = ToolAnnotations(read_only_hint=True, open_world_hint=False)
+WRITES = ToolAnnotations(read_only_hint=False, destructive_hint=False, open_world_hint=False)
 
 
 def _result(payload: dict[str, Any]) -> CallToolResult:
