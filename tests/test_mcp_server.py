@@ -160,6 +160,71 @@ async def test_context_for_a_file_holds_its_decision_within_the_budget(
     assert f"#{mid}" in out["markdown"]
     assert any(i["id"] == mid and i["provenance"] for i in out["items"])
     assert used <= 600
+    # an agent expands an item with the MCP tool, not with a command it cannot run
+    assert "expand any #id with the `recall` tool (id, level)" in out["markdown"]
+    assert "living-memory show" not in out["markdown"]
+
+
+STRIPE = (
+    "Payments Stripe charge: never charge twice. Every call to the charge endpoint passes "
+    "an idempotency key made from the order id, so a retried request returns the first "
+    "charge instead of billing the customer again."
+)
+
+
+async def test_search_answers_in_full_text_while_the_budget_allows(
+    project: Path, data: Path
+) -> None:
+    with seeded(project, data) as store:
+        mid = store.add(NewMemory(text=STRIPE, kind=Kind.DECISION)).id
+        store.add(NewMemory(text="Refunds go through the payments service", kind=Kind.FACT))
+    async with mcp_session(project, data) as s:
+        out = await call(s, "search", query="how do we avoid charging a customer twice?")
+    hit = out["items"][0]
+    assert hit["id"] == mid and hit["text"] == STRIPE  # the idempotency key is there
+    assert "shortened" not in hit and "shortened" not in out
+    assert out["budget"] == 4000 and out["truncated"] is False
+
+
+async def test_search_shortens_only_what_the_budget_cannot_hold_and_never_mid_sentence(
+    project: Path, data: Path
+) -> None:
+    def note(n: int) -> str:
+        steps = (
+            f"Step {i} of invoice run {n} retries the billing export once more." for i in range(12)
+        )
+        return f"Invoice run {n} of the billing export is retried nightly. " + " ".join(steps)
+
+    with seeded(project, data) as store:
+        for n in range(8):
+            store.add(NewMemory(text=note(n), kind=Kind.FACT))
+    async with mcp_session(project, data) as s:
+        out = await call(s, "search", query="billing export invoice run retried", budget=1200)
+        used = await tokens_of_call(
+            s, "search", query="billing export invoice run retried", budget=1200
+        )
+        shortened = [i for i in out["items"] if "shortened" in i]
+        levels = {
+            i["id"]: (await call(s, "recall", id=i["id"], level=i["shortened"]))["text"]
+            for i in shortened
+            if i["shortened"] != "label"
+        }
+    assert used <= 1200
+    first = out["items"][0]
+    assert "shortened" not in first and first["text"].startswith("Invoice run")
+    assert len(first["text"]) > 600  # the best result in full
+    assert shortened, "eight long notes do not all fit in 1,200 tokens"
+    assert out["truncated"] is True and out["shortened"] == [i["id"] for i in shortened]
+    assert "recall" in out["expand"]
+    # full results come first; a shortened one is a whole form the store keeps, never cut
+    ranks = ["shortened" in i for i in out["items"]]
+    assert ranks == sorted(ranks)
+    for i in shortened:
+        assert i["shortened"] in ("summary", "compressed", "label")
+        if i["shortened"] == "label":
+            assert "text" not in i
+        else:
+            assert i["text"] == levels[i["id"]] and not i["text"].endswith("…")
 
 
 async def test_a_new_lock_keeps_the_old_version(project: Path, data: Path) -> None:
@@ -344,6 +409,7 @@ async def test_a_new_project_is_learned_on_start_and_commits_are_cited_by_sha(
             commits = [i for i in found["items"] if i["source"] == "git"]
             if commits:
                 break
+            assert "learning" in found, "an answer before the history is in says so"
             await asyncio.sleep(0.1)
     assert commits, "the git history was not learned"
     assert commits[0]["provenance"] == f"commit: {repo.shas['api'][:10]}"

@@ -18,6 +18,7 @@ from typing import TypeVar
 from mcp.server.mcpserver import MCPServer
 
 from predictive.engine import ContextEngine
+from server.mcp_server.learning import Learning
 from storage import MemoryStore
 from storage.embeddings import embedder_from_env
 
@@ -46,6 +47,7 @@ class Backend:
     worker: ThreadPoolExecutor = field(
         default_factory=lambda: ThreadPoolExecutor(1, thread_name_prefix="lm-mcp-store")
     )
+    learning: Learning = field(default_factory=Learning)
     _open_lock: threading.Lock = field(default_factory=threading.Lock)
 
     def open(self) -> MemoryStore:
@@ -67,20 +69,29 @@ class Backend:
 
     def prepare(self, ingest: bool = True) -> None:
         """First ingestion of a project the store has never met (``ingest``), then vectors
-        and the disclosure levels the store lacks (else computed on every request)."""
+        and the disclosure levels the store lacks (else computed on every request).
+
+        Until the vectors are in, ``learning`` records how far it got (answers say so)."""
         from predictive.compress import backfill_levels
         from predictive.ingest import first_run
 
+        self.learning.start()
         try:
             store = self.open()
-            summary = first_run(store, self.root) if ingest else None
+            summary = None
+            if ingest:
+                summary = first_run(store, self.root, progress=self.learning.ingest_progress)
             if summary is not None:
                 log.info("first ingestion of %s: %d memories", self.root, summary["added"])
-            if store.embeddings.pending():
-                store.embeddings.embed_pending()
+            if pending := store.embeddings.pending():
+                self.learning.embedding(0, pending)
+                store.embeddings.embed_pending(progress=self.learning.embedding)
+            self.learning.finish()  # levels missing are computed on request meanwhile
             backfill_levels(store)
         except Exception:
             log.warning("preparing the memory of %s failed", self.root, exc_info=True)
+        finally:
+            self.learning.finish()
 
     def close(self) -> None:
         self.worker.shutdown(wait=True)
@@ -105,6 +116,7 @@ def build_server(backend: Backend) -> MCPServer:
 def serve(backend: Backend, *, http_port: int | None = None, ingest: bool = True) -> int:
     """Run until the client closes stdin (or, with ``http_port``, until interrupted)."""
     app = build_server(backend)
+    backend.learning.start()  # before the first request can be answered
     threading.Thread(
         target=backend.prepare, args=(ingest,), name="lm-mcp-prepare", daemon=True
     ).start()

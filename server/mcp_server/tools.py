@@ -20,8 +20,17 @@ from predictive import operations as ops
 from predictive.citation import citation
 from predictive.fit import BudgetTooSmall, dumps, fit_items, fit_tree
 from predictive.operations import ArgumentError, Invalid
+from predictive.tokens import count_tokens
 from server.convert import to_wire
 from server.mcp_server.app import Backend
+from server.mcp_server.shaping import (
+    Form,
+    fit_richest,
+    for_agents,
+    memory_forms,
+    passage_forms,
+    passage_texts,
+)
 from storage import AccessKind, Memory, MemoryStore, StoreError
 from storage.text import parse_instant
 
@@ -50,8 +59,8 @@ AsOf = Annotated[
     ),
 ]
 MemoryId = Annotated[int, Field(ge=1, description="a memory id, as cited in results")]
-READ_ONLY = ToolAnnotations(readOnlyHint=True, openWorldHint=False)
-WRITES = ToolAnnotations(readOnlyHint=False, destructiveHint=False, openWorldHint=False)
+READ_ONLY = ToolAnnotations(read_only_hint=True, open_world_hint=False)
+WRITES = ToolAnnotations(read_only_hint=False, destructive_hint=False, open_world_hint=False)
 
 
 def _result(payload: dict[str, Any]) -> CallToolResult:
@@ -98,6 +107,20 @@ def _nodes(forest: list[dict[str, Any]]) -> Iterator[dict[str, Any]]:
 
 def register(app: MCPServer, backend: Backend) -> None:
     """Add every tool to ``app``."""
+
+    def _noted(
+        fit: Callable[[dict[str, Any]], dict[str, Any]], wire: dict[str, Any]
+    ) -> dict[str, Any]:
+        """``fit(wire)`` with a ``learning`` note while the project is still being learned
+        (left out only when the budget cannot hold the note beside the result's frame)."""
+        note = backend.learning.note()
+        if note is not None:
+            try:
+                return fit({**wire, "learning": note})
+            except BudgetTooSmall:
+                pass
+        return fit(wire)
+
     from predictive.operations import (
         ContextArgs,
         ContradictionsArgs,
@@ -114,31 +137,40 @@ def register(app: MCPServer, backend: Backend) -> None:
         kinds: Annotated[list[KindName], Field(description="only these kinds")] = [],  # noqa: B006
         limit: Annotated[int, Field(ge=1, le=50)] = 10,
         as_of: AsOf = None,
-        budget: Annotated[int, _budget(2000)] = 2000,
+        budget: Annotated[int, _budget(4000)] = 4000,
     ) -> CallToolResult:
         """Search everything the project knows (memories, decision records, rule files,
-        commits, conversations); each result cites its id and source. Use recall for more."""
+        commits, conversations); each result cites its id and source and comes in full text,
+        best first, while the budget allows (then summary or compressed, never cut mid-
+        sentence; ``shortened`` lists those: recall them at level "full")."""
         at = _as_of(as_of)
 
         def work(store: MemoryStore) -> dict[str, Any]:
             args = SearchArgs(query=query, kinds=tuple(kinds), limit=limit, as_of=at)
             found = ops.search(store, args, via="mcp search")
-            items = [
-                {
-                    "id": r.memory.id if r.memory else None,
-                    "unit": r.unit,
-                    "kind": r.kind,
-                    "label": r.label,
-                    "text": (r.memory.compressed if r.memory else None) or r.snippet,
-                    "score": round(r.score, 4),
-                    "source": r.provenance.source,
-                    "provenance": f"{r.provenance.kind}: {r.provenance}",
-                    **({"archived": True} if r.memory and r.memory.archived else {}),
-                }
-                for r in found.results
-            ]
+            passages = passage_texts(store, found.results)
+            items: list[dict[str, Any]] = []
+            forms: list[list[Form]] = []
+            for r in found.results:
+                items.append(
+                    {
+                        "id": r.memory.id if r.memory else None,
+                        "unit": r.unit,
+                        "kind": r.kind,
+                        "label": r.label,
+                        "score": round(r.score, 4),
+                        "source": r.provenance.source,
+                        "provenance": f"{r.provenance.kind}: {r.provenance}",
+                        **({"archived": True} if r.memory and r.memory.archived else {}),
+                    }
+                )
+                if r.memory is not None:
+                    forms.append(memory_forms(r.memory))
+                else:
+                    whole = passages.get(r.passage_ids[0]) if r.passage_ids else None
+                    forms.append(passage_forms(whole, r.snippet))
             payload = {"query": query, "count": len(items), "items": items}
-            return fit_items(to_wire(payload), budget)
+            return _noted(lambda p: fit_richest(p, budget, forms), to_wire(payload))
 
         return _result(await _call(backend, work))
 
@@ -202,9 +234,8 @@ def register(app: MCPServer, backend: Backend) -> None:
                 m = mems.get(n["id"])
                 if m is not None:
                     n.update({k: v for k, v in citation(m).items() if k not in n})
-            return fit_tree(
-                to_wire(out), budget, roots="categories" if category is not None else "roots"
-            )
+            roots = "categories" if category is not None else "roots"
+            return _noted(lambda p: fit_tree(p, budget, roots=roots), to_wire(out))
 
         return _result(await _call(backend, work))
 
@@ -244,13 +275,14 @@ def register(app: MCPServer, backend: Backend) -> None:
                     for i in ctx.items
                     if i.memory_id is not None and i.memory_id in mems
                 ]
+                markdown = for_agents(ctx.markdown)
                 return to_wire(
                     {
                         "file": ctx.file.path,
                         "branch": ctx.branch,
                         "activity": ctx.activity.value,
-                        "tokens": {"total": ctx.tokens["total"], "budget": ctx.tokens["budget"]},
-                        "markdown": ctx.markdown,
+                        "tokens": {"total": count_tokens(markdown), "budget": ctx.tokens["budget"]},
+                        "markdown": markdown,
                         "items": items,
                     }
                 )
@@ -258,7 +290,7 @@ def register(app: MCPServer, backend: Backend) -> None:
             # One assembly (the engine's cache then answers a repeat); citations past the
             # budget are dropped from the end, the markdown is cut only if it alone is too big.
             out = payload(max(200, budget * 2 // 3))
-            return fit_items(out, budget, texts=("markdown",))
+            return _noted(lambda p: fit_items(p, budget, texts=("markdown",)), out)
 
         return _result(await _call(backend, work))
 
@@ -411,6 +443,6 @@ def register(app: MCPServer, backend: Backend) -> None:
 
             llm = client_for(store)  # None unless the user configured a model
             out = answer(store, question, limit=limit, as_of=at, context="mcp ask", llm=llm)
-            return fit_items(to_wire(out), budget)
+            return _noted(lambda p: fit_items(p, budget), to_wire(out))
 
         return _result(await _call(backend, work))
