@@ -1,0 +1,220 @@
+"""The context as its reader needs it (issue 19): the project's own rules that apply to the
+file (nested, anchored, by path and topic), commits with the sentences that explain them and
+never a cut phrase, conversations by what was said about the file, no false alarms, and the
+injected file of each AI tool without what that tool loads itself."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+from predictive.engine import ContextEngine, ContextRequest
+from predictive.ingest import run
+from storage import Anchor, AnchorType, Kind, MemoryStore, NewMemory
+from storage.sources.records import ChatMessage, Conversation
+
+
+def git(root: Path, *args: str) -> None:
+    subprocess.run(
+        ["git", "-C", str(root), *args],
+        check=True,
+        capture_output=True,
+        env={
+            "GIT_AUTHOR_NAME": "A",
+            "GIT_AUTHOR_EMAIL": "a@example.com",
+            "GIT_COMMITTER_NAME": "A",
+            "GIT_COMMITTER_EMAIL": "a@example.com",
+            "GIT_AUTHOR_DATE": "2024-03-01T12:00:00+00:00",
+            "GIT_COMMITTER_DATE": "2024-03-01T12:00:00+00:00",
+            "PATH": "/usr/bin:/bin",
+        },
+    )
+
+
+def project(tmp_path: Path) -> Path:
+    root = tmp_path / "proj"
+    (root / "models").mkdir(parents=True)
+    (root / "src" / "billing").mkdir(parents=True)
+    (root / "tests").mkdir()
+    (root / "CLAUDE.md").write_text(
+        "# Project\n\n## Money\nAmounts in `src/billing/` are integer cents; run the formatter "
+        "before committing.\n"
+    )
+    (root / "models" / "AGENTS.md").write_text(
+        "# Models\n\n## Migrations\nNever edit a released migration; add a new numbered one.\n"
+    )
+    (root / "AGENTS.md").write_text(
+        "# Agents\n\n## Testing\nNEVER run pytest directly: use scripts/run-tests for every "
+        "test run.\n\n## Billing\nChanges under `src/billing/` need a second reviewer from "
+        "the payments team.\n\n## Docs\nThe documentation site is built with mkdocs.\n"
+    )
+    (root / "models" / "user.py").write_text("class User:\n    pass\n")
+    (root / "src" / "billing" / "invoice.py").write_text("def total():\n    return 0\n")
+    (root / "tests" / "test_invoice.py").write_text("def test_total():\n    assert True\n")
+    git(root, "init", "-q", "-b", "main")
+    git(root, "add", ".")
+    git(root, "commit", "-q", "-m", "start")
+    return root
+
+
+def context(store: MemoryStore, root: Path, path: str) -> str:
+    text = (root / path).read_text()
+    return ContextEngine(store, root=root).assemble(ContextRequest(path=path, text=text)).markdown
+
+
+def test_a_nested_agents_section_reaches_a_file_in_its_folder(
+    store: MemoryStore, tmp_path: Path
+) -> None:
+    root = project(tmp_path)
+    run(store, root=root, options={"sources": ["rules"]})
+    assert "Never edit a released migration" in context(store, root, "models/user.py")
+    assert "Never edit a released migration" not in context(store, root, "src/billing/invoice.py")
+
+
+def test_a_rule_anchored_to_the_open_file_is_in_its_context(store: MemoryStore) -> None:
+    store.add(
+        NewMemory(
+            "Totals are computed in cents, never in floating point.",
+            kind=Kind.CONVENTION,
+            source="rules",
+            anchors=[Anchor(AnchorType.FILE, "src/billing/invoice.py")],
+            metadata={"file": "AGENTS.md", "kind": "agents", "alwaysApply": True},
+        )
+    )
+    result = ContextEngine(store).assemble(ContextRequest(path="src/billing/invoice.py", text=""))
+    assert "never in floating point" in result.markdown
+
+
+def test_a_root_rule_applies_by_the_folder_it_names_and_by_topic(
+    store: MemoryStore, tmp_path: Path
+) -> None:
+    root = project(tmp_path)
+    run(store, root=root, options={"sources": ["rules"]})
+    billing = context(store, root, "src/billing/invoice.py")
+    assert "second reviewer from the payments team" in billing
+    assert "NEVER run pytest directly" in context(store, root, "tests/test_invoice.py")
+    assert "mkdocs" not in billing
+
+
+def test_each_tool_file_leaves_out_what_that_tool_loads_and_the_editor_keeps_all(
+    store: MemoryStore, tmp_path: Path
+) -> None:
+    root = project(tmp_path)
+    run(store, root=root, options={"sources": ["rules"]})
+    result = ContextEngine(store, root=root).assemble(
+        ContextRequest(path="src/billing/invoice.py", text="def total():\n    return 0\n")
+    )
+    claude_md, agents_md = "are integer cents", "second reviewer"
+    assert claude_md in result.markdown and agents_md in result.markdown  # the editor's
+    assert claude_md not in result.markdown_for("claude")  # Claude Code reads CLAUDE.md
+    assert agents_md in result.markdown_for("claude")
+    assert claude_md in result.markdown_for("cursor")  # Cursor reads the root AGENTS.md
+    assert agents_md not in result.markdown_for("cursor")
+
+
+def commit_memory(store: MemoryStore, text: str, files: list[str], at: float) -> int:
+    return store.add(
+        NewMemory(
+            text,
+            kind=Kind.EPISODE,
+            source="git",
+            source_id=f"{abs(hash(text)):040x}"[:40],
+            anchors=[Anchor(AnchorType.FILE, f) for f in files],
+            created_at=at,
+            valid_from=at,
+            metadata={"fileCount": len(files), "files": files},
+        )
+    ).id
+
+
+def test_an_old_commit_body_is_shown_whole_and_no_line_is_cut(store: MemoryStore) -> None:
+    body = (
+        "fix(billing): round totals once (#12)\n\nTotals were rounded per line and the sum "
+        "drifted by a cent because each line was rounded half up. The fix rounds the sum once "
+        "at the end, so invoices match the ledger."
+    )
+    commit_memory(store, body, ["src/billing/invoice.py"], at=1_500_000_000.0)
+    result = ContextEngine(store).assemble(ContextRequest(path="src/billing/invoice.py", text=""))
+    assert "drifted by a cent because each line was rounded half up" in result.markdown
+    tiers = result.markdown.split("\n## ", 1)[1]
+    assert not any(line.rstrip().endswith("…") for line in tiers.splitlines())
+
+
+def test_a_commit_that_touched_dozens_of_files_ranks_below_a_focused_one(
+    store: MemoryStore,
+) -> None:
+    sweep = commit_memory(
+        store,
+        "chore: rename the logger everywhere\n\nMechanical rename across the tree.",
+        ["src/billing/invoice.py"] + [f"src/x{i}.py" for i in range(60)],
+        at=1_700_000_100.0,
+    )
+    focused = commit_memory(
+        store,
+        "fix(billing): totals in cents\n\nFloats lost cents on large invoices, so totals are "
+        "now integers.",
+        ["src/billing/invoice.py"],
+        at=1_700_000_000.0,
+    )
+    result = ContextEngine(store).assemble(ContextRequest(path="src/billing/invoice.py", text=""))
+    score = {i.memory_id: i.score for i in result.items}
+    assert score[focused] > score[sweep]
+
+
+def test_a_conversation_shows_what_was_said_about_the_file(
+    store: MemoryStore, tmp_path: Path
+) -> None:
+    root = project(tmp_path)
+    turns = [
+        ("user", "The invoice totals are wrong again, look at invoice.py please."),
+        ("assistant", "Let me check the file."),
+        (
+            "assistant",
+            "We identified that `total` in invoice.py sums floats, which loses cents on "
+            "large invoices. The weather is nice today and nothing else matters here.",
+        ),
+        ("user", "From now on totals in invoice.py must be integers in cents, never floats."),
+        ("assistant", "Done."),
+    ]
+    conv = Conversation(
+        tool="claude",
+        external_id="s-1",
+        title="invoice totals",
+        messages=tuple(
+            ChatMessage(i, r, t, at=1_700_000_000.0 + i) for i, (r, t) in enumerate(turns)
+        ),
+    )
+    run(store, root=root, options={"sources": ["chats"]}, conversations=[conv])
+    md = context(store, root, "src/billing/invoice.py")
+    assert "We identified that `total` in invoice.py sums floats" in md
+    assert "must be integers in cents, never floats" in md
+    assert "Let me check the file" not in md
+    # as of before the decision, it is not there yet
+    early = ContextEngine(store, root=root).assemble(
+        ContextRequest(
+            path="src/billing/invoice.py",
+            text=(root / "src/billing/invoice.py").read_text(),
+            as_of=1_700_000_002.5,
+        )
+    )
+    assert "must be integers in cents" not in early.markdown
+
+
+def test_a_weak_suspicion_is_never_in_the_context(store: MemoryStore) -> None:
+    a = store.add(
+        NewMemory(
+            "Never run the suite directly.",
+            kind=Kind.CONVENTION,
+            anchors=[Anchor(AnchorType.FILE, "src/billing/invoice.py")],
+        )
+    ).id
+    b = store.add(
+        NewMemory(
+            "Run the suite directly with coverage.",
+            kind=Kind.CONVENTION,
+            anchors=[Anchor(AnchorType.FILE, "src/billing/invoice.py")],
+        )
+    ).id
+    store.contradictions.add(a, b, reason="polarity: one says not — the other says so")
+    result = ContextEngine(store).assemble(ContextRequest(path="src/billing/invoice.py", text=""))
+    assert "⚠" not in result.markdown
