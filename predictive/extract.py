@@ -250,6 +250,7 @@ def from_decision(r: DecisionRecord, *, now: float | None = None) -> Candidate:
                 "status": r.status,
                 "format": r.format,
                 "number": r.number,
+                "date": r.date,  # None: the record has no date (its time is when it was read)
                 "options": list(r.options),
                 "chosen": r.chosen,
                 "supersedes": list(r.supersedes),
