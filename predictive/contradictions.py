@@ -820,6 +820,22 @@ def _record_folder(m: Memory) -> str | None:
     return m.source_id.rsplit("/", 1)[0] if "/" in m.source_id else ""
 
 
+_HEAD_PREFIX = re.compile(r"^(?:Decision|ADR\s*\d*)\s*:\s*", re.I)
+
+
+def _record_name(m: Memory, a: _Analysis) -> str:
+    """How a reason names a record: "record 4"; one without a number by its title, else its
+    file, else its first line ("record “Use Kafka for events”")."""
+    n = _number(m, a)
+    if n is not None:
+        return f"record {n}"
+    title = next((t.title for t in m.artifacts if t.type == "adr" and t.title), None)
+    if title is None and m.source == "adr" and m.source_id:
+        return f"record {m.source_id}"
+    first = title or _HEAD_PREFIX.sub("", m.text.strip().split("\n", 1)[0])
+    return f"record “{_clip(first, 80)}”"
+
+
 def _ref_finding(x: Memory, ax: _Analysis, y: Memory, ay: _Analysis) -> Finding | None:
     """One record names the other's number after supersedes / amends (or "… by")."""
     fx, fy = _record_folder(x), _record_folder(y)
@@ -840,20 +856,19 @@ def _ref_finding(x: Memory, ax: _Analysis, y: Memory, ay: _Analysis) -> Finding 
                     continue  # another record of that number (another project's)
                 return Finding(
                     "changed",
-                    f"record {own} revisits record {wanted}: “{r.text}”",
+                    f"{_record_name(holder, ah)} revisits record {wanted}: “{r.text}”",
                     0.8,
                     first_newer=holder_is_x,
                 )
             holder_newer = not r.by
             older = ah if not holder_newer else ao
             partial = r.partial or older.partly_superseded
-            newer_n, older_n = (
-                (_number(holder, ah), wanted) if holder_newer else (wanted, _number(holder, ah))
-            )
+            names = (_record_name(holder, ah), f"record {wanted}")
+            newer_name, older_name = names if holder_newer else names[::-1]
             word = "partly supersedes" if partial else "supersedes"
             return Finding(
                 "amended" if partial else "superseded",
-                f"record {newer_n} {word} record {older_n}: “{r.text}”",
+                f"{newer_name} {word} {older_name}: “{r.text}”",
                 0.95,
                 partial,
                 holder_newer if holder_is_x else not holder_newer,

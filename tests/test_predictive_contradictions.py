@@ -508,6 +508,28 @@ def test_a_partly_superseded_record_stays_valid_linked_and_contradicted(
     assert c.reason is not None and "partly supersedes" in c.reason
 
 
+def test_a_record_without_a_number_is_named_by_its_title_in_the_reason(
+    tmp_path: Path, store: MemoryStore
+) -> None:
+    """The amending record has no number (file and title unnumbered): the reason names it by
+    its title, never as "record None"."""
+    write_files(
+        tmp_path,
+        {
+            "docs/adr/0003-aws-networking-outline.md": NETWORKING.replace(
+                "[ADR #0033](0033-ip-ranges.md)", "[IP ranges](ip-ranges.md)"
+            ),
+            "docs/adr/ip-ranges.md": IP_RANGES.replace("# 33. IP ranges", "# IP ranges"),
+        },
+    )
+    ingest.run(store, root=tmp_path, options={"sources": ["adr"]})
+    by_path = {m.source_id: m for m in store.list(limit=10)}
+    assert by_path["docs/adr/ip-ranges.md"].metadata["number"] is None
+    (c,) = store.contradictions.query(ContradictionStatus.OPEN)
+    assert c.reason is not None and "None" not in c.reason
+    assert c.reason.startswith("amended: record “IP ranges” partly supersedes record 3:"), c.reason
+
+
 def test_record_numbers_count_within_one_folder(
     store: MemoryStore, put: Callable[..., int]
 ) -> None:
