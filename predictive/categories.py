@@ -195,14 +195,16 @@ def derive(anchor_rows: Iterable[tuple[int, str, str]]) -> Derivation:
     for d in sorted(kept, key=len, reverse=True):
         sub[d] = set(own[d]).union(*(sub[c] for c in kids.get(d, ())))
         if len(sub[d]) < MIN_MEMBERS:
-            p = parent_of[d]
-            for c in kids.get(d, ()):
+            # ``kids`` lists only the areas still kept: a sub-area given up before its parent
+            # (a fixture folder, then the folder holding it) must not come back with it.
+            p = parent_of.pop(d)
+            moved = kids.pop(d, [])
+            for c in moved:
                 parent_of[c] = p
-                if p is not None:
-                    kids.setdefault(p, []).append(c)
             if p is not None:
+                kids[p] = [c for c in kids[p] if c != d] + moved
                 own[p] |= own[d]
-            del own[d], parent_of[d]
+            del own[d]
     # An area with no members of its own and one sub-area is only a step on the way to it.
     for d in sorted(parent_of, key=len):
         only = [c for c, p in parent_of.items() if p == d]

@@ -25,6 +25,7 @@ epoch seconds) is the time consolidation acts at; a replay passes a simulated cl
 
 from __future__ import annotations
 
+import logging
 import time
 from collections import defaultdict
 from collections.abc import Callable, Sequence
@@ -49,6 +50,8 @@ from storage.merging import add_edges, archive_many, merge_memories
 from storage.models import EdgeType
 from storage.repository import MemoryStore
 from storage.upkeep import Brief
+
+log = logging.getLogger(__name__)
 
 DAY = 86_400.0
 STATE = "consolidate"
@@ -247,7 +250,13 @@ def run(
         store.cursors.set(STATE, {"last_run": repr(at)})
     step("categories")
     # areas derived again, the changed ones summarised again (predictive.categories)
-    categories = refresh_categories(store, llm=llm, dry_run=dry)
+    try:
+        categories = refresh_categories(store, llm=llm, dry_run=dry)
+    except Exception as e:
+        # the other steps' work stands: a failure here is reported as skipped, not raised
+        log.info("refreshing categories failed", exc_info=True)  # the trace with --verbose
+        categories = None
+        skipped.append(f"categories: refreshing them failed ({type(e).__name__}: {e})")
     if progress is not None:
         progress(len(STEPS), len(STEPS), "done")
     similar = sum(1 for c in by_action["link"] if c.detail.get("edge") == "SIMILAR_TO")

@@ -820,6 +820,22 @@ def _record_folder(m: Memory) -> str | None:
     return m.source_id.rsplit("/", 1)[0] if "/" in m.source_id else ""
 
 
+_HEAD_PREFIX = re.compile(r"^(?:Decision|ADR\s*\d*)\s*:\s*", re.I)
+
+
+def _record_name(m: Memory, a: _Analysis) -> str:
+    """How a reason names a record: "record 4"; one without a number by its title, else its
+    file, else its first line ("record “Use Kafka for events”")."""
+    n = _number(m, a)
+    if n is not None:
+        return f"record {n}"
+    title = next((t.title for t in m.artifacts if t.type == "adr" and t.title), None)
+    if title is None and m.source == "adr" and m.source_id:
+        return f"record {m.source_id}"
+    first = title or _HEAD_PREFIX.sub("", m.text.strip().split("\n", 1)[0])
+    return f"record “{_clip(first, 80)}”"
+
+
 def _ref_finding(x: Memory, ax: _Analysis, y: Memory, ay: _Analysis) -> Finding | None:
     """One record names the other's number after supersedes / amends (or "… by")."""
     fx, fy = _record_folder(x), _record_folder(y)
@@ -840,20 +856,19 @@ def _ref_finding(x: Memory, ax: _Analysis, y: Memory, ay: _Analysis) -> Finding 
                     continue  # another record of that number (another project's)
                 return Finding(
                     "changed",
-                    f"record {own} revisits record {wanted}: “{r.text}”",
+                    f"{_record_name(holder, ah)} revisits record {wanted}: “{r.text}”",
                     0.8,
                     first_newer=holder_is_x,
                 )
             holder_newer = not r.by
             older = ah if not holder_newer else ao
             partial = r.partial or older.partly_superseded
-            newer_n, older_n = (
-                (_number(holder, ah), wanted) if holder_newer else (wanted, _number(holder, ah))
-            )
+            names = (_record_name(holder, ah), f"record {wanted}")
+            newer_name, older_name = names if holder_newer else names[::-1]
             word = "partly supersedes" if partial else "supersedes"
             return Finding(
                 "amended" if partial else "superseded",
-                f"record {newer_n} {word} record {older_n}: “{r.text}”",
+                f"{newer_name} {word} {older_name}: “{r.text}”",
                 0.95,
                 partial,
                 holder_newer if holder_is_x else not holder_newer,
@@ -946,14 +961,35 @@ def _chose_against(text: str, loser: frozenset[str]) -> bool:
     return any(content_words(text[m.end() :]) & loser for m in _AGAINST.finditer(text))
 
 
+def written_at(m: Memory) -> float | None:
+    """When a memory's text was written, when the store knows it: a commit's author time, a
+    note's or message's creation time, a decision record's own date; None for a file read as
+    it is now (a rule file, a record without a date: their time is when they were read)."""
+    if m.source == "rules":
+        return None
+    if m.source == "adr" and m.metadata.get("date") is None:
+        return None
+    return m.valid_from
+
+
+def _reporter_is_newer(reporter: Memory, other: Memory) -> bool:
+    """Whether the memory that reports a change was written after the other: by their real
+    times when both are known and differ, else yes (a rule read today may be older than the
+    commit that changed what it says)."""
+    at_reporter, at_other = written_at(reporter), written_at(other)
+    if at_reporter is None or at_other is None or at_reporter == at_other:
+        return True
+    return at_reporter > at_other
+
+
 def _change_finding(
     x: Memory, ax: _Analysis, y: Memory, ay: _Analysis, *, titled: bool = False
 ) -> Finding | None:
     """One says something stopped holding (or chose something instead of it) that the other
     states or asks for. ``titled``: what stopped must be named in the other's title (two
-    decision records, whose prose discusses much more than what they decide)."""
-    # whichever was written first: a rule read today may be older than the commit that
-    # changed what it says, so the side that reports the change counts as the newer one
+    decision records, whose prose discusses much more than what they decide). Which side is
+    the later is told by :func:`_reporter_is_newer`."""
+    # ``newer`` is the side that reports the change, ``older`` the side that states the thing
     for first_newer, (an, ao) in ((True, (ax, ay)), (False, (ay, ax))):
         newer, older = (x, y) if first_newer else (y, x)
         title = content_words(older.text.split("\n", 1)[0]) if titled else None
@@ -997,12 +1033,12 @@ def _change_finding(
                     continue  # "ingest knowledge, not noise": a stance about something else
                 if choice.winner and _chose_against(clause.text, loser):
                     continue  # the earlier one chose against it too: the same direction
-                return Finding(
-                    "changed",
-                    f"later: “{_clip(said)}” — earlier: “{_clip(clause.text)}”",
-                    0.75,
-                    first_newer=first_newer,
-                )
+                if _reporter_is_newer(newer, older):
+                    reason = f"later: “{_clip(said)}” — earlier: “{_clip(clause.text)}”"
+                    return Finding("changed", reason, 0.75, first_newer=first_newer)
+                # the statement was written after the change was reported: it is the later
+                reason = f"later: “{_clip(clause.text)}” — earlier: “{_clip(said)}”"
+                return Finding("changed", reason, 0.75, first_newer=not first_newer)
     return None
 
 

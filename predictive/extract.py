@@ -186,6 +186,8 @@ def from_decision(r: DecisionRecord, *, now: float | None = None) -> Candidate:
     """A decision record becomes a decision memory; an inactive one is closed at once."""
     head = f"ADR {r.number}: {r.title}" if r.number is not None else f"Decision: {r.title}"
     parts = [head, f"Status: {r.status or 'unknown'} ({_date(r.date)})"]
+    if r.status_note:  # why it has that status, under it
+        parts.append(r.status_note)
     if r.deciders:
         parts.append("Deciders: " + ", ".join(r.deciders))
     for label, body in (("Context", r.context), ("Decision", r.decision)):
@@ -250,6 +252,7 @@ def from_decision(r: DecisionRecord, *, now: float | None = None) -> Candidate:
                 "status": r.status,
                 "format": r.format,
                 "number": r.number,
+                "date": r.date,  # None: the record has no date (its time is when it was read)
                 "options": list(r.options),
                 "chosen": r.chosen,
                 "supersedes": list(r.supersedes),

@@ -98,7 +98,7 @@ _add(
      ["']?\s*[:=]\s*)
     (["'])?
     (?!(?:os\.|process\.env|\$\{|\$[A-Z_]|env\(|getenv|settings\.|config\.|self\.|None\b|null\b|
-        true\b|false\b|<|\[REDACTED|await\s|new\s|lambda\b|function\b))
+        true\b|false\b|<|\[REDACTED|await\s|new\s|lambda\b|function\b|(?:env|secrets|vars)\.))
     ([^\s"'`,;&]{4,}(?(2)(?:\r?\n[^\s"'`,;&]{1,200}(?=\2))?))  # a quoted value wrapped once
     (\2|(?(2)(?=\s|$)))  # or cut off before its closing quote
     """,
@@ -108,13 +108,18 @@ _add(
 
 _NAME_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-")
 _IDENTIFIER = re.compile(r"[A-Za-z_][\w.]*")
+_YAML_TAG = re.compile(r"![A-Za-z_][\w-]*$")
+"""A YAML local tag (``!secret``, not the ``!!str`` of a literal's type) standing for the value."""
 
 
 def _assignment(m: re.Match[str]) -> str:
     """Mask the value of ``NAME_TOKEN = value`` unless the value is plainly code: a call or
-    subscript (``get_password()``, ``headers["X"]``) or the variable passed through
-    (``api_key=api_key``, ``token = args.token``)."""
+    subscript (``get_password()``, ``headers["X"]``), the variable passed through
+    (``api_key=api_key``, ``token = args.token``), or a YAML tag that looks the value up
+    (``password: !secret db_password``)."""
     lhs, quote, value, close = m.group(1), m.group(2) or "", m.group(3), m.group(4) or ""
+    if not quote and _YAML_TAG.match(value) and lhs.rstrip().endswith(":"):
+        return m.group(0)  # a reference to a secret (!secret, !env_var, !Ref …), not one
     if not quote:
         text, start = m.string, m.start()
         while start > 0 and m.start() - start < 200 and text[start - 1] in _NAME_CHARS:

@@ -433,3 +433,35 @@ def test_a_store_summarised_by_an_older_format_is_summarised_anew(
     monkeypatch.undo()
     again = refresh_categories(store)
     assert again["summarised"] == len(summaries(store))
+
+
+def test_a_store_whose_category_paths_collide_derives_categories_without_error(
+    store: MemoryStore, add: Add
+) -> None:
+    """dd-trace-py's shape: a fixture folder and the folder holding it both end with too few
+    members (their big commits join three larger areas), so the fixture folder is given up to
+    its parent, then the parent to nothing; the fixture folder must not come back."""
+    wide = [
+        f"{d}/m{n}.py" for d in ("ddtrace/appsec", "ddtrace/llmobs", "tests/appsec") for n in (1, 2)
+    ]
+    big = [
+        add(f"big change {i}", anchors=files(f"benchmarks/bm/iast_fixtures/s{i}.py", *wide))
+        for i in range(3)
+    ]
+    big.append(add("bench utils", anchors=files("benchmarks/bm/flask_utils.py", *wide)))
+    derivation = derive(cs.current_anchors(store.conn))
+    for name, (_, parent, _) in derivation.wanted.items():
+        assert parent is None or parent in derivation.wanted, name
+    report = refresh_categories(store)
+    names = set(summaries(store))
+    assert report["created"] == len(names)
+    assert {"ddtrace/appsec/", "ddtrace/llmobs/", "tests/appsec/"} <= names
+    assert not any(n.startswith("benchmarks/") for n in names)  # given up, not revived
+    assert {c.name for c in category_of(store, big[0])} == {
+        "ddtrace/appsec/",
+        "ddtrace/llmobs/",
+        "tests/appsec/",
+    }
+    from predictive.consolidate import run
+
+    assert run(store, options={"dryRun": True})["categories"]["dryRun"] is True

@@ -350,3 +350,22 @@ def test_episodes_of_different_conversations_never_fold(store: MemoryStore) -> N
             "INSERT INTO session_memories(session_id, memory_id) VALUES (?, ?)", (n + 1, mid)
         )
     assert run(store, now=NOW)["merged"] == 0
+
+
+def test_a_failure_in_categories_is_reported_as_skipped_not_raised(
+    store: MemoryStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from predictive import categories
+
+    def broken(rows: object) -> object:
+        raise KeyError(("benchmarks", "bm"))
+
+    monkeypatch.setattr(categories, "derive", broken)
+    for i in range(3):
+        mem(store, f"note {i}", anchors=files(f"src/a{i}.py"))
+    dry = run(store, options={"dryRun": True}, now=NOW)
+    assert dry["categories"] is None
+    assert "categories: refreshing them failed (KeyError: ('benchmarks', 'bm'))" in dry["skipped"]
+    done = run(store, now=NOW)
+    assert done["levelsFilled"] == 3 and done["categories"] is None  # the other steps ran
+    assert any(s.startswith("categories: ") for s in done["skipped"])

@@ -4,6 +4,7 @@ runs on ingestion (a rule file against a later commit in a real git repository).
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -18,6 +19,7 @@ from predictive.contradictions import (
     record,
     scan,
     scan_and_record,
+    written_at,
 )
 from storage import Kind, MemoryStore, NewMemory
 from storage.models import ContradictionStatus, EdgeType
@@ -110,6 +112,50 @@ def test_each_type_of_conflict_is_found_with_both_sides_quoted(
     # the reason quotes both sides (the ends of each text, where the two differ)
     assert earlier.rstrip(".")[-10:] in c.reason, c.reason
     assert later.rstrip(".")[-10:] in c.reason, c.reason
+
+
+NOV_22, NOV_26 = T0, T0 + 4 * DAY
+CHANGE = "Replace Selenium with Playwright for browser automation in the scraper engines"
+STATE = "Use Selenium for browser automation in the scraper engines."
+
+
+@pytest.mark.parametrize("note_day", [3, -1])
+def test_later_and_earlier_follow_the_times_the_two_texts_were_written(
+    store: MemoryStore, note_day: int
+) -> None:
+    """A commit of the 22nd reports the change; a note states the old way: written on the
+    25th it is the later (the reason says so), on the 21st the earlier."""
+    commit = store.add(
+        NewMemory(CHANGE, kind=Kind.EPISODE, source="git", source_id="abc123", valid_from=NOV_22)
+    ).id
+    note = store.add(NewMemory(STATE, kind=Kind.CONVENTION, created_at=T0 + note_day * DAY)).id
+    (c,) = _pair(store, commit, note)
+    if note_day > 0:
+        assert (c.older, c.newer) == (commit, note)
+        assert c.reason.startswith("later: “Use Selenium"), c.reason
+        assert "earlier: “Replace Selenium" in c.reason
+    else:
+        assert (c.older, c.newer) == (note, commit)
+        assert c.reason.startswith("later: “Replace Selenium"), c.reason
+        assert "earlier: “Use Selenium" in c.reason
+
+
+def test_a_rule_file_read_after_a_commit_is_the_earlier_when_the_commit_changes_it(
+    store: MemoryStore,
+) -> None:
+    """A rule file's time is when it was read, not when it was written: the side that
+    reports the change is the later one."""
+    commit = store.add(
+        NewMemory(CHANGE, kind=Kind.EPISODE, source="git", source_id="abc123", valid_from=NOV_22)
+    ).id
+    rule = store.add(
+        NewMemory(
+            STATE, kind=Kind.CONVENTION, source="rules", source_id="CLAUDE.md:3", created_at=NOV_26
+        )
+    ).id
+    (c,) = _pair(store, commit, rule)
+    assert (c.older, c.newer) == (rule, commit)
+    assert c.reason.startswith("later: “Replace Selenium")
 
 
 def test_a_record_that_supersedes_another_by_number(
@@ -460,6 +506,28 @@ def test_a_partly_superseded_record_stays_valid_linked_and_contradicted(
     (c,) = store.contradictions.query(ContradictionStatus.OPEN)
     assert (c.memory_a, c.memory_b) == (old.id, new.id)
     assert c.reason is not None and "partly supersedes" in c.reason
+
+
+def test_a_record_without_a_number_is_named_by_its_title_in_the_reason(
+    tmp_path: Path, store: MemoryStore
+) -> None:
+    """The amending record has no number (file and title unnumbered): the reason names it by
+    its title, never as "record None"."""
+    write_files(
+        tmp_path,
+        {
+            "docs/adr/0003-aws-networking-outline.md": NETWORKING.replace(
+                "[ADR #0033](0033-ip-ranges.md)", "[IP ranges](ip-ranges.md)"
+            ),
+            "docs/adr/ip-ranges.md": IP_RANGES.replace("# 33. IP ranges", "# IP ranges"),
+        },
+    )
+    ingest.run(store, root=tmp_path, options={"sources": ["adr"]})
+    by_path = {m.source_id: m for m in store.list(limit=10)}
+    assert by_path["docs/adr/ip-ranges.md"].metadata["number"] is None
+    (c,) = store.contradictions.query(ContradictionStatus.OPEN)
+    assert c.reason is not None and "None" not in c.reason
+    assert c.reason.startswith("amended: record “IP ranges” partly supersedes record 3:"), c.reason
 
 
 def test_record_numbers_count_within_one_folder(
@@ -866,3 +934,22 @@ def test_an_earlier_record_cannot_revisit_a_later_one(
     )
     assert detect(store.get(earlier), store.get(later)) is None
     assert _pair(store, earlier, later) == []
+
+
+def test_a_decision_records_time_counts_only_when_the_record_is_dated(
+    tmp_path: Path, store: MemoryStore
+) -> None:
+    body = "\n\n## Status\n\nAccepted\n\n## Decision\n\nUse Selenium for the scraper.\n"
+    write_files(
+        tmp_path,
+        {
+            "docs/adr/0001-dated.md": "# 1. Dated\n\nDate: 2023-11-14" + body,
+            "docs/adr/0002-undated.md": "# 2. Undated" + body,
+        },
+    )
+    ingest.run(store, root=tmp_path, options={"sources": ["adr"]})
+    by_path = {m.source_id: m for m in store.list(limit=10)}
+    dated, undated = by_path["docs/adr/0001-dated.md"], by_path["docs/adr/0002-undated.md"]
+    assert written_at(dated) == dated.valid_from
+    assert time.gmtime(dated.valid_from)[:3] == (2023, 11, 14)
+    assert written_at(undated) is None  # read now: when it was written is unknown

@@ -15,6 +15,7 @@ from predictive.extract import (
 )
 from predictive.globs import glob_match
 from storage.models import AnchorType, Kind
+from storage.sources.adr import parse_record
 from storage.sources.records import (
     ChatMessage,
     CodeBlock,
@@ -108,6 +109,24 @@ def test_an_accepted_decision_record_is_active_and_a_superseded_one_is_closed() 
     )
     closed = from_decision(old, now=1_700_000_000.0).memory
     assert closed.valid_to == 1_700_000_000.0
+
+
+def test_a_records_status_explanation_stays_in_its_text() -> None:
+    r = parse_record(
+        "docs/adr/0004-use-a-queue.md",
+        "# 4. Use a queue\n\nDate: 2021-03-01\n\n## Status\n\nSuperseded. We moved to Kafka "
+        "because the queue lost messages under load.\n\n## Decision\n\nWe will use RabbitMQ.\n",
+    )
+    assert r is not None
+    text = from_decision(r, now=1_700_000_000.0).memory.text
+    status, why = text.split("\n")[1:3]
+    assert status == "Status: superseded (2021-03-01)"
+    assert why == "We moved to Kafka because the queue lost messages under load."
+    plain = parse_record(
+        "docs/adr/0005-x.md", "# 5. X\n\n## Status\n\nAccepted\n\n## Decision\n\nX.\n"
+    )
+    assert plain is not None
+    assert from_decision(plain).memory.text.split("\n")[2] == ""  # no note: nothing added
 
 
 def test_madr_options_and_choice_are_kept() -> None:

@@ -22,6 +22,7 @@ from storage.sources.adr import (
     find_records,
     parse_date,
     parse_record,
+    status_note,
 )
 from storage.sources.records import GENERATED_MARKER, MAX_FILE_BYTES, DecisionRecord, SkipLog
 from tests.conftest import TEST_DATA
@@ -518,3 +519,53 @@ def test_records_are_found_by_name_and_structure_outside_the_usual_folders(
     assert sorted(records) == sorted(f"docs/architecture/{p.name}" for p in arch.glob("adr-00*"))
     assert skips.counts[("adr", "named like a record, but no status and decision")] == 1
     assert not any(p.startswith("tests/") for p in records)
+
+
+@pytest.mark.parametrize(
+    ("lines", "note"),
+    [
+        (["Superseded. We moved to X because it scales."], "We moved to X because it scales."),
+        (
+            ["Accepted", "", "This was accepted because it is simpler."],
+            "This was accepted because it is simpler.",
+        ),
+        (["* Status: superseded. We moved to Y."], "We moved to Y."),
+        (
+            ["Superseded by ADR-5 because the API moved"],
+            "Superseded by ADR-5 because the API moved",
+        ),
+        (["Accepted — replaces the cron job"], "replaces the cron job"),
+        (["Deprecated in favour of ADR 9."], "Deprecated in favour of ADR 9."),
+        # the status alone, its date, the records it names: nothing more to say
+        (["Accepted"], ""),
+        (["Proposed (2024-01-01)"], ""),
+        (["On hold until Q3"], ""),
+        (["Superseded by [5. Use Postgres](0005-use-postgres.md)"], ""),
+        (["Accepted", "Supersedes [1. Use PostgreSQL](0001-use-postgresql.md)"], ""),
+        (["Superseded by Use SQLite for storage"], ""),
+        (["Accepted", "Date: 2020-01-01"], ""),
+    ],
+)
+def test_what_a_status_says_beside_the_status_is_its_note(lines: list[str], note: str) -> None:
+    assert status_note(lines) == note
+
+
+@pytest.mark.parametrize(
+    ("status", "why"),
+    [
+        ("Status: Superseded. We moved to Kafka because the queue lost messages.", "We moved"),
+        ("## Status\n\nAccepted\n\nThis was accepted because it needs no new server.", "This was"),
+    ],
+)
+def test_a_records_status_explanation_is_read(status: str, why: str) -> None:
+    text = f"# 4. Use a queue\n\n{status}\n\n## Decision\n\nWe will use RabbitMQ.\n"
+    r = parse_record("docs/adr/0004-use-a-queue.md", text)
+    assert r is not None and r.status in ("superseded", "accepted")
+    assert r.status_note.startswith(why) and r.status_note.endswith(".")
+    assert not r.status_note.lower().startswith(r.status)  # the status is not repeated
+
+
+def test_the_real_samples_status_notes_say_more_than_the_status() -> None:
+    records, _ = read(SAMPLES)
+    for r in records.values():
+        assert r.status is None or r.status_note.lower().strip(" .") != r.status, r.path

@@ -146,6 +146,43 @@ def test_ordinary_text_and_code_are_left_alone(text: str) -> None:
     assert redact(text) == text
 
 
+REFERENCES = [
+    "password: !secret db_password",  # Home Assistant's secrets.yaml
+    "  mqtt_password: !secret mqtt_password",
+    "password: !secret",
+    "api_token: !env_var HA_API_TOKEN",
+    "Password: !Ref DatabasePassword",  # CloudFormation
+    "password: ${DB_PASSWORD}",
+    "token: ${{ secrets.GITHUB_TOKEN }}",
+    "password: '{{ secrets.DB_PASSWORD }}'",
+    "password: <password>",
+    "password = os.environ['DB_PASSWORD']",
+    "password: secrets.DB_PASSWORD",
+    "token: env.GITHUB_TOKEN",
+]
+
+
+@pytest.mark.parametrize("text", REFERENCES)
+def test_a_reference_to_a_secret_is_not_a_secret(text: str) -> None:
+    assert redact(text) == text
+
+
+@pytest.mark.parametrize(
+    ("text", "masked"),
+    [
+        ("password: hunter2xyz", "password: [REDACTED:secret]"),
+        ('password: "hunter2xyz"', 'password: "[REDACTED:secret]"'),
+        ("PASSWORD=!hunter2xyz", "PASSWORD=[REDACTED:secret]"),  # "=": no YAML tag
+        (
+            "http:\n  password: !secret http_pw\n  token: hunter2xyz",
+            "http:\n  password: !secret http_pw\n  token: [REDACTED:secret]",
+        ),
+    ],
+)
+def test_a_literal_beside_a_reference_is_still_a_secret(text: str, masked: str) -> None:
+    assert redact(text) == masked
+
+
 def test_redact_value_walks_nested_structures() -> None:
     value = {"a": [f"key {GH_CLASSIC}", {"b": f"DB_PASSWORD={DB_PASS}"}], "n": 3, "t": None}
     out = redact_value(value)

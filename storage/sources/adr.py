@@ -332,6 +332,58 @@ def canonical_status(lines: Iterable[str]) -> str | None:
     return cleaned[0][:60]
 
 
+_RECORD_REF = r"(?:\[[^\]]*\]\([^)]*\)|(?:ADR[-\s#]*|#)?\d+\b)"
+_REF_LIST = rf"{_RECORD_REF}(?:\s*(?:,|and)\s*{_RECORD_REF})*"
+_STATUS_HEAD = re.compile(
+    rf"^(?:{'|'.join(p for p, _ in STATUS_WORDS)})\b(?:\s+(?:by|with)\s+{_REF_LIST})?", re.I
+)
+"""A status word and the records it names ("Superseded by [5. Use X](0005-use-x.md)")."""
+_RELATION_HEAD = re.compile(rf"^{_SUPERSEDE.pattern}(?:\s*:?\s*{_REF_LIST})?", re.I)
+"""A relation and the records it names ("Supersedes [1. Use X](0001-use-x.md)")."""
+_BREAK = re.compile(r"(?<!\d)[.!?;](?:\s+|$)|\s[–—-]\s")
+"""The end of a sentence or a dash (not "5. Title": a record named by number and title)."""
+_WHY = re.compile(r"\b(?:because|since|due to|so that|as a result)\b", re.I)
+_ONLY_A_DATE = re.compile(r"^(?:on|since|as of|from)?\s*\(?[\w\s,./-]*\d{4}[\w\s,./-]*\)?$", re.I)
+
+
+def status_note(lines: Iterable[str]) -> str:
+    """What a record's status lines say beside the status itself and the records it names:
+    why, by whom ("Superseded. We moved to X because …" → "We moved to X because …");
+    "" when nothing."""
+    out: list[str] = []
+    first = True
+    for line in lines:
+        meta = _META_LINE.match(line)
+        if meta and meta.group(1).lower() != "status":
+            continue  # a date or the deciders: read on their own
+        raw = meta.group(2) if meta else line
+        raw = re.sub(r"\*\*|__", "", re.sub(r"^\s*(?:[-*+]\s+)?", "", raw)).strip()
+        if not raw:
+            continue
+        relation = _RELATION_HEAD.match(raw)
+        head = relation or _STATUS_HEAD.match(raw)
+        was_first, first = first, False
+        if head is None:
+            if not (was_first and len(_plain(raw)) <= 60):  # else the status in its own words
+                out.append(_plain(raw))
+            continue
+        rest = _plain(raw[head.end() :])
+        if not rest.strip(" .;:,-–—") or (parse_date(rest) and _ONLY_A_DATE.match(rest)):
+            continue  # only the status, the records it names, or its date
+        end = _BREAK.search(raw, head.end())
+        after = _plain(raw[end.end() :]) if end else ""
+        if after and end is not None and end.start() == head.end():
+            out.append(after)  # "Superseded. We moved to X": what follows the status
+        elif _WHY.search(rest):
+            out.append(_plain(raw))  # "Superseded by ADR-5 because …": all of it says why
+        elif after and relation:
+            out.append(after)  # "Supersedes ADR 3 (title). Only its IP ranges"
+        elif not relation:
+            out.append(_plain(raw))  # "Accepted by the board", "Deprecated in favour of Y"
+        # else a record named by its title ("Superseded by Use SQLite for storage")
+    return " ".join(out)
+
+
 def _people(value: object) -> tuple[str, ...]:
     items = value if isinstance(value, list) else re.split(r",|;|\band\b", str(value or ""))
     people = (_plain(str(p)).strip(" .") for p in items)
@@ -608,6 +660,7 @@ def _parse(rel_path: str, text: str) -> _Parsed | str:
         format=fmt,
         number=number,
         status=canonical_status(status_lines),
+        status_note=status_note(status_lines),
         date=parse_date(str(date_text)) if date_text else None,
         context=context,
         decision=decision,

@@ -80,6 +80,7 @@ class DecisionRecord:
     format: Literal["nygard", "madr", "unknown"]
     number: int | None = None
     status: str | None = None  # lower case: proposed, accepted, deprecated, superseded, rejected…
+    status_note: str = ""  # what the status lines say beside the status: why, by whom
     date: float | None = None
     context: str = ""
     decision: str = ""
