@@ -24,6 +24,7 @@ from predictive.derive import FileFacts, branch_tokens, derive_file, error_signa
 from predictive.excerpts import FileTerms, excerpt, file_terms
 from predictive.glob_breadth import AREA_SHARE, GlobBreadth
 from predictive.globs import glob_match, specificity
+from predictive.open_file import is_the_open_file
 from predictive.render import (
     TIER_TITLES,
     account,
@@ -40,7 +41,7 @@ from predictive.restated import restated
 from predictive.retrieval import label_of
 from predictive.rule_topics import TOPIC_MIN, RuleIndex, binding
 from predictive.scoring import HybridScorer
-from predictive.selection import admit, is_the_open_file, loaded_by, place, strong
+from predictive.selection import admit, loaded_by, place, strong
 from predictive.signals import Activity, Diagnostic, infer_activity
 from predictive.tokens import count_tokens, truncate_to_tokens
 from predictive.topics import file_topics

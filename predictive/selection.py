@@ -97,17 +97,6 @@ def commit_weight(m: Memory) -> float:
     return COMMIT_WEIGHT * spread * says
 
 
-def is_the_open_file(m: Memory, path: str) -> bool:
-    """Whether the memory is the open file itself (a section of the rule file or the decision
-    record on screen): showing it would repeat what the editor shows."""
-    meta = m.metadata if isinstance(m.metadata, dict) else {}
-    if m.source == "rules":
-        return meta.get("file") == path
-    if m.kind is Kind.DECISION:
-        return any(a.type in ("adr", "file") and a.ref == path for a in m.artifacts)
-    return False
-
-
 def tied(reasons: Iterable[str]) -> bool:
     return not TIES.isdisjoint(reasons)
 
