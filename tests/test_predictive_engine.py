@@ -158,7 +158,7 @@ def test_open_contradiction_is_critical(store: MemoryStore) -> None:
             anchors=[anchor("module", "payments")],
         )
     ).id
-    cid = store.contradictions.add(a, b, reason="unit of amounts")
+    cid = store.contradictions.add(a, b, reason="judged: the unit of amounts differs")
     result = ContextEngine(store).assemble(req())
     keys = {i.key for i in result.items if i.tier.value == "critical"}
     assert f"c{cid}" in keys
