@@ -672,6 +672,8 @@ class ContextEngine:
             body = m.text.strip().partition("\n")[2]
             lines = excerpt(body, terms, limit=COMMIT_LINES) if body.strip() else []
             return commit_renderings(m, lines, m.index_label)
+        if m.kind is Kind.DECISION and m.supersedes is not None:
+            return self._with_predecessor(m)
         meta = m.metadata if isinstance(m.metadata, dict) else {}
         if meta.get("unit") != "session" or not reasons & {"file", "paired"}:
             return None
@@ -679,6 +681,23 @@ class ContextEngine:
         if not said:
             return None
         return chat_renderings(m, said, SAID_SHORT, pointer(m, m.index_label))
+
+    def _with_predecessor(self, m: Memory) -> dict[Level, str] | None:
+        """A decision that replaced another: its lines, each saying what it replaced ("was
+        X"); the superseded one itself is never shown as current."""
+        found = self.store.get_many([m.supersedes]) if m.supersedes is not None else []
+        if not found:
+            return None
+        old = found[0]
+        was = old.compressed or self.compressor.compressed(old)
+        if not was or was.rstrip().endswith("…"):
+            was = old.text.strip().split("\n", 1)[0]
+        out = self._renderings(m)
+        note = f"\n  - was: {' '.join(was.split())} (#{old.id}, superseded)"
+        for lv in (Level.FULL, Level.SUMMARY, Level.COMPRESSED):
+            if lv in out:
+                out[lv] += note
+        return out
 
     def _said_in(self, m: Memory, terms: FileTerms, as_of: float | None) -> list[Said]:
         """What the conversation of session memory ``m`` said about the file (cached per

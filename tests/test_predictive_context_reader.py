@@ -218,3 +218,26 @@ def test_a_weak_suspicion_is_never_in_the_context(store: MemoryStore) -> None:
     store.contradictions.add(a, b, reason="polarity: one says not — the other says so")
     result = ContextEngine(store).assemble(ContextRequest(path="src/billing/invoice.py", text=""))
     assert "⚠" not in result.markdown
+
+
+def test_a_superseded_decision_is_shown_only_as_what_was(store: MemoryStore) -> None:
+    path = "src/billing/invoice.py"
+    old = store.add(
+        NewMemory(
+            "Invoices are stored as PDF files on disk.",
+            kind=Kind.DECISION,
+            anchors=[Anchor(AnchorType.FILE, path)],
+        )
+    ).id
+    new = store.add(
+        NewMemory(
+            "Invoices are stored as rows in the ledger database.",
+            kind=Kind.DECISION,
+            anchors=[Anchor(AnchorType.FILE, path)],
+        )
+    ).id
+    store.graph.supersede(old, new)
+    md = ContextEngine(store).assemble(ContextRequest(path=path, text="")).markdown
+    assert "rows in the ledger database" in md
+    (line,) = [x for x in md.splitlines() if "PDF files on disk" in x]
+    assert line.strip().startswith("- was:")
