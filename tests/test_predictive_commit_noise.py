@@ -129,3 +129,39 @@ def test_an_old_store_is_rewritten_once(store: MemoryStore, tmp_path: Path) -> N
     assert store.cursors.get("git")["format"] == GIT_FORMAT
     again = run(store, root=repo.root, options={"sources": ["git"]})["sources"]["git"]
     assert again["read"] == 0 and again.get("rewritten", 0) == 0
+
+
+def test_pull_request_template_boilerplate_is_not_knowledge() -> None:
+    body = (
+        "The exporter dropped the last batch on shutdown because the flush ran after the\n"
+        "thread was joined.\n\n"
+        '<img width="1490" alt="Screenshot"\nsrc="https://example.com/a.png"\n/>\n\n'
+        "![graph](https://example.com/b.png)\n"
+        "https://tracker.example.com/browse/PROJ-123\n\n"
+        "## Checklist\n"
+        "- The PR description includes an overview of the change\n"
+        "- Release note makes sense to a user of the library\n\n"
+        "## Reviewer Checklist\n"
+        "- [x] Reviewer has checked that all the criteria below are met\n\n"
+        "## Risks\n"
+        "Low: shutdown only.\n\n"
+        "## Additional Notes\n\n"
+        "Claude session: `9f8553c5-6d78`\n"
+        "Resume: `claude --resume 9f8553c5-6d78`\n\n"
+        "🤖 Generated with [Claude Code](https://claude.com/claude-code)\n"
+    )
+    kept = meaningful_body(body)
+    assert "dropped the last batch on shutdown because" in kept
+    assert "Low: shutdown only." in kept
+    for dropped in (
+        "Release note makes sense",
+        "Reviewer has checked",
+        "Screenshot",
+        "example.com",
+        "claude --resume",
+        "Claude session",
+        "Generated with",
+        "Additional Notes",
+        "Checklist",
+    ):
+        assert dropped not in kept, dropped

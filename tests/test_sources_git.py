@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import time
 from pathlib import Path
@@ -326,3 +327,27 @@ def test_a_corrupt_commit_object_is_a_counted_git_error(tmp_path: Path) -> None:
         assert skips.total >= 1
         reasons = [reason for (_, reason) in skips.counts]
         assert any(r.startswith(("git error", "unreadable commit")) for r in reasons), reasons
+
+
+def test_a_files_last_change_is_its_last_commit_or_its_uncommitted_edit(tmp_path: Path) -> None:
+    from storage.sources.git import last_changed
+
+    root = tmp_path / "r"
+    root.mkdir()
+    env = {
+        **os.environ,
+        "GIT_AUTHOR_NAME": "A",
+        "GIT_AUTHOR_EMAIL": "a@example.com",
+        "GIT_COMMITTER_NAME": "A",
+        "GIT_COMMITTER_EMAIL": "a@example.com",
+        "GIT_AUTHOR_DATE": "2021-05-04T10:00:00+00:00",
+        "GIT_COMMITTER_DATE": "2021-05-04T10:00:00+00:00",
+    }
+    subprocess.run(["git", "-C", str(root), "init", "-q"], check=True, env=env)
+    (root / "AGENTS.md").write_text("# Rules\n")
+    subprocess.run(["git", "-C", str(root), "add", "."], check=True, env=env)
+    subprocess.run(["git", "-C", str(root), "commit", "-qm", "rules"], check=True, env=env)
+    assert last_changed(root, "AGENTS.md") == 1620122400.0
+    (root / "AGENTS.md").write_text("# Rules\n\nchanged\n")
+    assert last_changed(root, "AGENTS.md") == (root / "AGENTS.md").stat().st_mtime
+    assert last_changed(root, "missing.md") is None
