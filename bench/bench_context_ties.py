@@ -8,7 +8,8 @@ trivial commits (built here from ../shared/data/adr/) — ingest git, decision r
 (and the dev set's conversations), open the files most often changed in git history, and
 count the context items *tied* to the file: an item whose memory is anchored to the file or its
 test pair, to its module, package or one of its imports, to one of its symbols, or to a glob
-that matches it. The check is made here from the memories' anchors, independently of the
+that matches it, or a project-wide rule section (DESIGN §5), or a rule section naming a folder
+that holds the file. The check is made here from the memories' anchors, independently of the
 engine's own reasons. Also reported: items and tokens per context, and the tokens of the
 always-applied Cursor rule the server would write (the rendered context).
 """
@@ -128,6 +129,7 @@ def busiest_files(root: Path, n: int) -> list[str]:
 
 def tied(memory: Any, facts: Any) -> bool:
     from predictive.globs import glob_match
+    from predictive.rule_topics import folders_named
 
     for a in memory.anchors:
         t, v = a.type.value, a.value
@@ -139,7 +141,14 @@ def tied(memory: Any, facts: Any) -> bool:
             return True
         if t == "glob" and glob_match(facts.path, v):
             return True
-    return False
+    meta = memory.metadata if isinstance(memory.metadata, dict) else {}
+    # a project-wide rule (no globs: root AGENTS.md, CLAUDE.md, contributing) applies to
+    # every file, and one that names a folder holding the file applies to it
+    if memory.source == "rules" and not meta.get("globs"):
+        return True
+    return memory.source == "rules" and any(
+        facts.path.startswith(f"{d.rstrip('/')}/") for d in folders_named(memory.text)
+    )
 
 
 def measure(name: str, root: Path, embedder: str, n_files: int, chats: bool) -> dict[str, Any]:

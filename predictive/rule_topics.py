@@ -56,7 +56,7 @@ def _words(text: str) -> set[str]:
     return {w for t in _TOKEN.findall(text) for w in split_words(t) if len(w) > 2}
 
 
-def _folders(text: str) -> tuple[str, ...]:
+def folders_named(text: str) -> tuple[str, ...]:
     out = []
     for m in _PATHLIKE.finditer(text):
         p = m.group(1).strip("`'\"").removeprefix("./")
@@ -86,7 +86,7 @@ class RuleIndex:
                     frozenset(head),
                     frozenset(body),
                     frozenset(t.lower() for t in _TOKEN.findall(m.text)),
-                    _folders(m.text),
+                    folders_named(m.text),
                     not meta.get("globs"),
                 )
             )
