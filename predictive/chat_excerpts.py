@@ -21,9 +21,14 @@ from storage.sessions import Message
 _FENCE = re.compile(r"```.*?(?:```|$)", re.S)
 _MARKUP = re.compile(r"</?[a-zA-Z][^>]*>")
 _NOISE = re.compile(
-    r"^(?:let me|now let'?s|let'?s (?:check|look|see|run|try)|i'?ll (?:check|look|"
-    r"now|start|run)|first,? let|next,? let|great|perfect|okay|ok)\b",
+    r"^(?:(?:now|first|next|then|finally|ok(?:ay)?|great|perfect|good|alright)[,!.]?\s+)*"
+    r"(?:let me|let'?s|let us|i'?ll|i will|i'?m going to|we'?ll|i need to (?:check|look|see)|"
+    r"great|perfect|okay|ok|excellent)\b",
     re.I,
+)
+_PASTED = re.compile(
+    r"\b\d{1,2}:\d{2}:\d{2}\b|\b(?:DEBUG|INFO|WARNING|ERROR|CRITICAL)\b\s|\"\w+\":\s|\\u[0-9a-f]{4}|"
+    r"https?://|^\s*[\[{]|^\s*\$\s|^\s*>>>"
 )
 WHOLE_USER_WORDS = 120
 """A user's turn of at most this many words is kept whole when it is tied to the file."""
@@ -46,9 +51,24 @@ def _clean(text: str) -> str:
 
 
 def _plain(sentence: str) -> bool:
-    """Prose, not tool output, markup or a narration of the next step."""
+    """Prose, not tool output, pasted logs or data, markup, or a narration of the next step
+    ("Let me check…", "Now I'll update…", a sentence announcing what follows with a colon)."""
     s = sentence.strip()
-    return bool(s) and not is_tool_output(s) and not _NOISE.match(s) and "<" not in s[:2]
+    return (
+        bool(s)
+        and not is_tool_output(s)
+        and not _PASTED.search(s)
+        and not _NOISE.match(s)
+        and not s.endswith(":")
+        and "<" not in s[:2]
+    )
+
+
+def _own_words(text: str) -> str:
+    """A user's turn without the lines they pasted (output, logs, data, quoted answers)."""
+    return "\n".join(
+        line for line in text.splitlines() if not is_tool_output(line) and not _PASTED.search(line)
+    )
 
 
 def what_was_said(
@@ -57,23 +77,27 @@ def what_was_said(
     *,
     until: float | None = None,
     limit: int = 6,
+    about: bool = False,
 ) -> list[Said]:
     """The ``limit`` things said in ``messages`` (before ``until`` when given) most worth
-    reading before editing the file, in the order they were said."""
+    reading before editing the file, in the order they were said. ``about``: the whole
+    conversation is about the file (its title names it, or it names it again and again), so
+    a short request of the user counts even when it does not name the file."""
     found: list[Said] = []
     for msg in messages:
         if until is not None and msg.at is not None and msg.at > until:
             break
         text = _clean(msg.text)
         if msg.role == "user":
-            flat = " ".join(text.split())
+            own = _own_words(text)
+            flat = " ".join(own.split())
             n = len(flat.split())
             tie = terms.strength(flat)
-            if MIN_WORDS <= n <= WHOLE_USER_WORDS and tie > 0 and _plain(flat):
+            if MIN_WORDS <= n <= WHOLE_USER_WORDS and (tie > 0 or about) and _plain(flat):
                 found.append(Said(msg.idx, "user", flat, USER_BONUS + worth(flat[:600], terms)))
                 continue
-            for s in sentences(text):
-                if _plain(s) and terms.strength(s) > 0:
+            for s in sentences(own):
+                if _plain(s) and terms.strength(s) >= (0.3 if about else 0.8):
                     found.append(Said(msg.idx, "user", s, USER_BONUS + worth(s, terms)))
         elif msg.role == "assistant":
             for s in sentences(text):

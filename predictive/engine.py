@@ -99,6 +99,7 @@ COMMIT_LINES = 4  # sentences of a commit's body shown when the whole body does 
 SAID_FULL = 8  # things said in a conversation shown with it (fewer when the tier is full)
 SAID_SHORT = 3
 SAID_CACHE_SIZE = 2_000
+ABOUT_FILE = 0.7  # a conversation tied this strongly is about the file (see mention_strength)
 GLOB_BASE = 0.7  # a glob naming no folder (every file of a language) …
 GLOB_PER_FOLDER = 0.15  # … and each folder it names
 RULE_TOPIC_BONUS = 0.15
@@ -491,7 +492,7 @@ class ContextEngine:
             for m in self._memories(list(conversation), generation):
                 add(m, 0.8 * conversation[m.id], "conversation")
 
-        terms = file_terms(facts, text)
+        terms = file_terms(facts, text, self._paired_texts(facts, request.root or self.root))
         rules = self._rules(generation)
         topical = rules.topic_scores(terms)
         globbed = self._glob_matches(facts.path, generation)
@@ -677,7 +678,10 @@ class ContextEngine:
         meta = m.metadata if isinstance(m.metadata, dict) else {}
         if meta.get("unit") != "session" or not reasons & {"file", "paired"}:
             return None
-        said = self._said_in(m, terms, as_of)
+        about = max(
+            (mention_strength(m, p) for p in (terms.path, *self._paired_of(terms))), default=0.0
+        )
+        said = self._said_in(m, terms, as_of, about >= ABOUT_FILE)
         if not said:
             return None
         return chat_renderings(m, said, SAID_SHORT, pointer(m, m.index_label))
@@ -699,11 +703,26 @@ class ContextEngine:
                 out[lv] += note
         return out
 
-    def _said_in(self, m: Memory, terms: FileTerms, as_of: float | None) -> list[Said]:
+    @staticmethod
+    def _paired_of(terms: FileTerms) -> tuple[str, ...]:
+        return tuple(terms.paired)
+
+    @staticmethod
+    def _paired_texts(facts: FileFacts, root: str | None) -> dict[str, str | None]:
+        """The texts of the file's pair (a test's source, a source's test), when on disk."""
+        out: dict[str, str | None] = {}
+        for p in facts.paired[:2]:
+            full = Path(p) if Path(p).is_absolute() or not root else Path(root) / p
+            out[p] = _read_text(full)
+        return out
+
+    def _said_in(
+        self, m: Memory, terms: FileTerms, as_of: float | None, about: bool = False
+    ) -> list[Said]:
         """What the conversation of session memory ``m`` said about the file (cached per
         conversation version)."""
         meta = m.metadata if isinstance(m.metadata, dict) else {}
-        key = (m.id, m.updated_at, terms.path, as_of)
+        key = (m.id, m.updated_at, terms.path, as_of, about)
         with self._lock:
             hit = self._said.get(key)
         if hit is not None:
@@ -715,7 +734,11 @@ class ContextEngine:
             )
             if session is not None:
                 said = what_was_said(
-                    self._sessions.messages(session.id), terms, until=as_of, limit=SAID_FULL
+                    self._sessions.messages(session.id),
+                    terms,
+                    until=as_of,
+                    limit=SAID_FULL,
+                    about=about,
                 )
         except StoreError:
             log.warning("could not read conversation of #%s", m.id, exc_info=True)

@@ -74,13 +74,17 @@ class FileTerms:
     names: frozenset[str]
     words: frozenset[str]
     is_test: bool
+    files: tuple[str, ...] = ()  # its own file name and its pair's, lower case
+    paired: tuple[str, ...] = ()  # the paths of its pair
 
     def strength(self, text: str) -> float:
-        """How strongly ``text`` is about the file: 1.0 for its path or name, 0.8 for a name
-        defined in it, 0.3 for a word of its path, 0 for none."""
+        """How strongly ``text`` is about the file: 1.0 for its path or name (or its pair's),
+        0.8 for a name defined in it, 0.3 for a word of its name or folder, 0 for none."""
         low = text.lower()
-        if self.path.lower() in low or PurePosixPath(self.path).name.lower() in low:
+        if self.path.lower() in low or (self.files and self.files[0] in low):
             return 1.0
+        if any(f in low for f in self.files[1:]):
+            return 0.9
         tokens = {t.lower() for t in _WORD.findall(text)}
         if tokens & self.names:
             return 0.8
@@ -92,23 +96,48 @@ def split_words(name: str) -> list[str]:
     return [w.lower() for part in re.split(r"[_\W]+", name) for w in _SPLIT_WORDS.findall(part)]
 
 
-def file_terms(facts: FileFacts, text: str | None) -> FileTerms:
-    """The terms of the file at ``facts.path`` whose content is ``text`` (None: unknown)."""
+def _file_name(p: PurePosixPath) -> str:
+    """How prose names a file: its name, with its folder when the name is generic
+    (``engines/__init__.py``, ``web/main.py``)."""
+    if (p.stem.startswith("__") or p.stem.lower() in PATH_NOISE) and len(p.parts) > 1:
+        return f"{p.parts[-2]}/{p.name}".lower()
+    return p.name.lower()
+
+
+def file_terms(
+    facts: FileFacts, text: str | None, paired: dict[str, str | None] | None = None
+) -> FileTerms:
+    """The terms of the file at ``facts.path`` whose content is ``text`` (None: unknown);
+    ``paired`` maps the file's pair (a test's source, a source's test) to its text, whose
+    names count too: a test is about what it tests."""
     p = PurePosixPath(facts.path)
     stem = p.stem.lower()
     names = {n.lower() for n in facts.symbols if len(n) > 3}
-    if text:
-        names |= {n.lower() for n in _DEFINED.findall(text[:200_000]) if not n.startswith("__")}
+    bodies = [text or ""] + [t or "" for t in (paired or {}).values()]
+    for body in bodies:
+        names |= {n.lower() for n in _DEFINED.findall(body[:200_000]) if not n.startswith("__")}
+    files = [_file_name(p)]
+    for other in paired or {}:
+        q = PurePosixPath(other)
+        files.append(_file_name(q))
+        if len(q.stem) > 3 and q.stem.lower() not in PATH_NOISE:
+            names.add(q.stem.lower())
     if len(stem) > 3 and stem not in PATH_NOISE:
         names.add(stem)
-    words = {
-        w
-        for part in p.parts
-        for w in split_words(PurePosixPath(part).stem)
-        if len(w) > 2 and w not in PATH_NOISE
-    }
+    # the file's own name and its folder, not the folders above (a project's package name is
+    # in every sentence about it)
+    near = [PurePosixPath(p.parts[-2]).stem] if len(p.parts) > 1 else []
+    words = {w for part in [p.stem, *near] for w in split_words(part) if len(w) > 2}
+    words -= PATH_NOISE
     is_test = any(x in ("test", "tests") for x in p.parts[:-1]) or stem.startswith("test_")
-    return FileTerms(facts.path, frozenset(names), frozenset(words), is_test)
+    return FileTerms(
+        facts.path,
+        frozenset(names),
+        frozenset(words),
+        is_test,
+        tuple(files),
+        tuple(paired or ()),
+    )
 
 
 def sentences(text: str) -> list[str]:

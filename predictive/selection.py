@@ -38,6 +38,8 @@ LOCAL = frozenset({"file", "paired", "module", "package", "symbol", "glob", "pat
 UNTIED_FLOOR = 0.55
 """An untied memory (found by words or meaning alone) must be at least this relevant."""
 MAX_UNTIED = 6
+UNTIED_PER_TIED = 4
+"""One untied memory at most for this many tied ones."""
 MAX_PROJECT_WIDE = 3
 """Project-wide conventions and preferences not tied to the file: at most this many."""
 COMMIT_WEIGHT = 0.6
@@ -119,8 +121,12 @@ def admit(
             untied.append((relevance, m.id))
         elif reasons & {"background", "preference"} and m.source != "rules":
             wide.append((m.importance, m.id))  # a rule section gets in by its topic instead
-    kept.update(i for _, i in sorted(untied, reverse=True)[:MAX_UNTIED])
-    kept.update(i for _, i in sorted(wide, reverse=True)[:MAX_PROJECT_WIDE])
+    # what is not tied to the file is at most a quarter of what is (DESIGN §5: ≥ 80 % tied)
+    room = len(kept) // UNTIED_PER_TIED
+    extra = (
+        sorted(untied, reverse=True)[:MAX_UNTIED] + sorted(wide, reverse=True)[:MAX_PROJECT_WIDE]
+    )
+    kept.update(i for _, i in extra[:room])
     return kept
 
 
