@@ -61,6 +61,7 @@ _EXPLAINS = re.compile(
     r"(?:e|ed|es)|standardi[sz]e|we (?:now|will|want)|i (?:want|need|decided))\b",
     re.I,
 )
+_TESTING = frozenset({"test", "tests", "testing", "pytest", "fixture", "fixtures", "mock"})
 MIN_WORDS = 5
 MAX_WORDS = 70
 
@@ -76,6 +77,7 @@ class FileTerms:
     is_test: bool
     files: tuple[str, ...] = ()  # its own file name and its pair's, lower case
     paired: tuple[str, ...] = ()  # the paths of its pair
+    pair_names: frozenset[str] = frozenset()  # names defined in its pair, not in it
 
     def strength(self, text: str) -> float:
         """How strongly ``text`` is about the file: 1.0 for its path or name (or its pair's),
@@ -84,16 +86,27 @@ class FileTerms:
         if self.path.lower() in low or (self.files and self.files[0] in low):
             return 1.0
         if any(f in low for f in self.files[1:]):
-            return 0.9
+            return 0.6  # its pair: a test's source, a source's test
         tokens = {t.lower() for t in _WORD.findall(text)}
-        if tokens & self.names:
-            return 0.8
-        return 0.3 if tokens & self.words else 0.0
+        if tokens & self.names or any(
+            t.startswith(n + "_") for t in tokens for n in self.names if len(n) > 5
+        ):
+            return 0.8  # a name defined in it, or one built on it (test_config_defaults)
+        testing = self.is_test and bool(tokens & _TESTING)
+        if tokens & self.pair_names:
+            return 0.7 if testing else 0.5
+        if tokens & self.words:
+            return 0.6 if testing else 0.3
+        return 0.0
 
 
 def split_words(name: str) -> list[str]:
     """``limit_results`` → limit, results; ``SearchEngine`` → search, engine."""
     return [w.lower() for part in re.split(r"[_\W]+", name) for w in _SPLIT_WORDS.findall(part)]
+
+
+def _defined(text: str) -> set[str]:
+    return {n.lower() for n in _DEFINED.findall(text[:200_000]) if not n.startswith("__")}
 
 
 def _file_name(p: PurePosixPath) -> str:
@@ -113,15 +126,16 @@ def file_terms(
     p = PurePosixPath(facts.path)
     stem = p.stem.lower()
     names = {n.lower() for n in facts.symbols if len(n) > 3}
-    bodies = [text or ""] + [t or "" for t in (paired or {}).values()]
-    for body in bodies:
-        names |= {n.lower() for n in _DEFINED.findall(body[:200_000]) if not n.startswith("__")}
+    names |= _defined(text or "")
+    pair_names: set[str] = set()
+    for body in (paired or {}).values():
+        pair_names |= _defined(body or "")
     files = [_file_name(p)]
     for other in paired or {}:
         q = PurePosixPath(other)
         files.append(_file_name(q))
         if len(q.stem) > 3 and q.stem.lower() not in PATH_NOISE:
-            names.add(q.stem.lower())
+            pair_names.add(q.stem.lower())
     if len(stem) > 3 and stem not in PATH_NOISE:
         names.add(stem)
     # the file's own name and its folder, not the folders above (a project's package name is
@@ -137,6 +151,7 @@ def file_terms(
         is_test,
         tuple(files),
         tuple(paired or ()),
+        frozenset(pair_names - names),
     )
 
 
