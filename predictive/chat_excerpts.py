@@ -30,6 +30,10 @@ _PASTED = re.compile(
     r"\b\d{1,2}:\d{2}:\d{2}\b|\b(?:DEBUG|INFO|WARNING|ERROR|CRITICAL)\b\s|\"\w+\":\s|\\u[0-9a-f]{4}|"
     r"https?://|^\s*[\[{]|^\s*\$\s|^\s*>>>"
 )
+_CODEISH = re.compile(
+    r"^\s*(?:[-*+]\s*\[[ xX!]?\]|#|from\s+\S+\s+import|import\s|def\s|class\s|return\b|"
+    r"print\(|await\s|async\s|\w+\s*=\s*\S)|\s[-+]\s*$|\)\s*->|;\s*$"
+)
 WHOLE_USER_WORDS = 120
 """A user's turn of at most this many words is kept whole when it is tied to the file."""
 USER_BONUS = 0.5
@@ -60,6 +64,7 @@ def _plain(sentence: str) -> bool:
         and not _PASTED.search(s)
         and not _NOISE.match(s)
         and not s.endswith(":")
+        and not _CODEISH.search(s)
         and "<" not in s[:2]
     )
 
