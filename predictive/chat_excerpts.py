@@ -36,6 +36,10 @@ _CODEISH = re.compile(
 )
 WHOLE_USER_WORDS = 120
 """A user's turn of at most this many words is kept whole when it is tied to the file."""
+EXPLAINS = 0.6
+"""What an explaining sentence is worth at least (see :func:`predictive.excerpts.worth`)."""
+UNNAMED_PENALTY = 0.2
+"""A finding that does not name the file counts this much less."""
 USER_BONUS = 0.5
 """What the user asked or decided counts more than what the assistant reasoned."""
 
@@ -112,6 +116,9 @@ def what_was_said(
                 score = worth(s, terms)
                 if tie >= 0.8 or (tie > 0 and score >= 0.9):
                     found.append(Said(msg.idx, "assistant", s, score))
+                elif about and score >= EXPLAINS:
+                    # in a conversation about the file, a finding need not name it
+                    found.append(Said(msg.idx, "assistant", s, score - UNNAMED_PENALTY))
     seen: set[str] = set()
     unique: list[Said] = []
     for said in sorted(found, key=lambda x: (-x.score, x.idx)):

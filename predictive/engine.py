@@ -99,6 +99,7 @@ COMMIT_LINES = 4  # sentences of a commit's body shown when the whole body does 
 SAID_FULL = 8  # things said in a conversation shown with it (fewer when the tier is full)
 SAID_SHORT = 3
 SAID_CACHE_SIZE = 2_000
+SILENT_SESSION = 0.5
 ABOUT_FILE = 0.7  # a conversation tied this strongly is about the file (see mention_strength)
 GLOB_BASE = 0.7  # a glob naming no folder (every file of a language) …
 GLOB_PER_FOLDER = 0.15  # … and each folder it names
@@ -555,8 +556,11 @@ class ContextEngine:
             tier = choice.tier
             # How strongly it is tied to this file decides; usage, age and kind nudge.
             s = (RELEVANCE_SHARE * c.relevance + (1 - RELEVANCE_SHARE) * prior) * choice.weight
-            scored[mid] = s
             renderings = self._renderings_for(c.memory, c.reasons, terms, request.as_of)
+            meta = c.memory.metadata if isinstance(c.memory.metadata, dict) else {}
+            if meta.get("unit") == "session" and renderings is None:
+                s *= SILENT_SESSION  # a conversation that said nothing about the file itself
+            scored[mid] = s
             if (
                 renderings is None
                 and c.reasons <= {"glob", "glob-any", "search", "graph", "background"}

@@ -95,7 +95,7 @@ class FileTerms:
         testing = self.is_test and bool(tokens & _TESTING)
         if tokens & self.pair_names:
             return 0.7 if testing else 0.5
-        if tokens & self.words:
+        if {stem(t) for t in tokens} & self.words:
             return 0.6 if testing else 0.3
         return 0.0
 
@@ -105,8 +105,22 @@ def split_words(name: str) -> list[str]:
     return [w.lower() for part in re.split(r"[_\W]+", name) for w in _SPLIT_WORDS.findall(part)]
 
 
+_ATTRIBUTE = re.compile(r"\bself\.([A-Za-z_]\w{3,})\s*(?::[^=\n]*)?=(?!=)")
+
+
 def _defined(text: str) -> set[str]:
-    return {n.lower() for n in _DEFINED.findall(text[:200_000]) if not n.startswith("__")}
+    """The names a file defines: functions, classes, methods, and its objects' attributes."""
+    head = text[:200_000]
+    found = _DEFINED.findall(head) + _ATTRIBUTE.findall(head)
+    return {n.lower() for n in found if not n.startswith("__")}
+
+
+def stem(word: str) -> str:
+    """A word without a plural or verb ending, so "engines" meets "engine"."""
+    for end in ("ies", "es", "s"):
+        if len(word) > len(end) + 3 and word.endswith(end) and not word.endswith("ss"):
+            return word[: -len(end)] + ("y" if end == "ies" else "")
+    return word
 
 
 def _file_name(p: PurePosixPath) -> str:
@@ -124,7 +138,7 @@ def file_terms(
     ``paired`` maps the file's pair (a test's source, a source's test) to its text, whose
     names count too: a test is about what it tests."""
     p = PurePosixPath(facts.path)
-    stem = p.stem.lower()
+    own = p.stem.lower()
     names = {n.lower() for n in facts.symbols if len(n) > 3}
     names |= _defined(text or "")
     pair_names: set[str] = set()
@@ -136,14 +150,14 @@ def file_terms(
         files.append(_file_name(q))
         if len(q.stem) > 3 and q.stem.lower() not in PATH_NOISE:
             pair_names.add(q.stem.lower())
-    if len(stem) > 3 and stem not in PATH_NOISE:
-        names.add(stem)
+    if len(own) > 3 and own not in PATH_NOISE:
+        names.add(own)
     # the file's own name and its folder, not the folders above (a project's package name is
     # in every sentence about it)
     near = [PurePosixPath(p.parts[-2]).stem] if len(p.parts) > 1 else []
     words = {w for part in [p.stem, *near] for w in split_words(part) if len(w) > 2}
-    words -= PATH_NOISE
-    is_test = any(x in ("test", "tests") for x in p.parts[:-1]) or stem.startswith("test_")
+    words = {stem(w) for w in words - PATH_NOISE}
+    is_test = any(x in ("test", "tests") for x in p.parts[:-1]) or own.startswith("test_")
     return FileTerms(
         facts.path,
         frozenset(names),
