@@ -26,9 +26,11 @@ _NOISE = re.compile(
     r"great|perfect|okay|ok|excellent)\b",
     re.I,
 )
+_REASON = re.compile(r"\b(?:because|since|so that|as we(?:'ve| have)?|to avoid|instead of)\b", re.I)
 _PASTED = re.compile(
     r"\b\d{1,2}:\d{2}:\d{2}\b|\b(?:DEBUG|INFO|WARNING|ERROR|CRITICAL)\b\s|\"\w+\":\s|\\u[0-9a-f]{4}|"
-    r"https?://|^\s*[\[{]|^\s*\$\s|^\s*>>>"
+    r"https?://|^\s*[\[{]|^\s*\$\s|^\s*>>>|\^{3,}|Traceback|\bFile \"|\bline \d+\b|"
+    r"\bfrom\s+[\w.]+\s+import\b"
 )
 _CODEISH = re.compile(
     r"^\s*(?:[-*+]\s*\[[ xX!]?\]|#|from\s+\S+\s+import|import\s|def\s|class\s|return\b|"
@@ -66,8 +68,7 @@ def _plain(sentence: str) -> bool:
         bool(s)
         and not is_tool_output(s)
         and not _PASTED.search(s)
-        and not _NOISE.match(s)
-        and not s.endswith(":")
+        and not ((_NOISE.match(s) or s.endswith(":")) and not _REASON.search(s))
         and not _CODEISH.search(s)
         and "<" not in s[:2]
     )

@@ -202,6 +202,11 @@ def sentences(text: str) -> list[str]:
     return out
 
 
+def explains(sentence: str) -> bool:
+    """Whether a sentence gives a cause, a fix, a decision or a rule."""
+    return bool(_EXPLAINS.search(sentence))
+
+
 def worth(sentence: str, terms: FileTerms | None) -> float:
     """How much a sentence is worth reading before editing the file: naming it or its names,
     and explaining rather than reporting; 0 for one too short or too long to stand alone."""
