@@ -100,6 +100,9 @@ SAID_FULL = 8  # things said in a conversation shown with it (fewer when the tie
 SAID_SHORT = 3
 SAID_CACHE_SIZE = 2_000
 SILENT_SESSION = 0.5
+COMMIT_TIES = frozenset({"file", "paired", "error", "branch"})
+NAMED = 0.8  # how strongly a commit found by words must name the file (see FileTerms.strength)
+NAMED_RELEVANCE = 0.5
 ABOUT_FILE = 0.7  # a conversation tied this strongly is about the file (see mention_strength)
 GLOB_BASE = 0.7  # a glob naming no folder (every file of a language) …
 GLOB_PER_FOLDER = 0.15  # … and each folder it names
@@ -520,6 +523,17 @@ class ContextEngine:
             add(m, 0.3, "background")
         for m in prefs:
             add(m, 0.3, "preference")
+
+        # A commit found by words that names the file or what is defined in it (a change
+        # made from elsewhere, a plan in another file) is about the file too.
+        for c in cands.values():
+            if (
+                c.memory.source == "git"
+                and not c.reasons & COMMIT_TIES
+                and terms.strength(c.memory.text) >= NAMED
+            ):
+                c.reasons.add("named")
+                c.relevance = max(c.relevance, NAMED_RELEVANCE)
 
         # Only what holds now: superseded or expired memories stay out of the context.
         cands = {

@@ -31,6 +31,7 @@ TIES = frozenset(
         "glob-any",
         "path",
         "topic",
+        "named",
         "error",
     }
 )
@@ -112,8 +113,8 @@ def admit(
     kept: set[int] = set()
     for m, relevance, reasons in candidates:
         if m.source == "git":  # a commit belongs to the files it touched (or the error)
-            if reasons & {"file", "paired", "error", "branch"}:
-                kept.add(m.id)
+            if reasons & {"file", "paired", "error", "branch", "named"}:
+                kept.add(m.id)  # or a commit whose message names the file or its names
             continue
         if tied(reasons) or "branch" in reasons:
             kept.add(m.id)
