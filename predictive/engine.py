@@ -101,7 +101,6 @@ SAID_SHORT = 3
 SAID_CACHE_SIZE = 2_000
 SILENT_SESSION = 0.5
 COMMIT_TIES = frozenset({"file", "paired", "error", "branch"})
-NAMED = 0.8  # how strongly a commit found by words must name the file (see FileTerms.strength)
 NAMED_RELEVANCE = 0.5
 ABOUT_FILE = 0.7  # a conversation tied this strongly is about the file (see mention_strength)
 GLOB_BASE = 0.7  # a glob naming no folder (every file of a language) …
@@ -530,7 +529,7 @@ class ContextEngine:
             if (
                 c.memory.source == "git"
                 and not c.reasons & COMMIT_TIES
-                and terms.strength(c.memory.text) >= NAMED
+                and terms.names_it(c.memory.text)
             ):
                 c.reasons.add("named")
                 c.relevance = max(c.relevance, NAMED_RELEVANCE)

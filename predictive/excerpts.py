@@ -62,6 +62,13 @@ _EXPLAINS = re.compile(
     re.I,
 )
 _TESTING = frozenset({"test", "tests", "testing", "pytest", "fixture", "fixtures", "mock"})
+_BOLD_HEADING = re.compile(r"^\*\*[^*]{2,60}\*\*:?$")
+_KEY_SECTION = re.compile(
+    r"\b(fix|solution|root cause|cause|why|problem|issue|motivation|decision|approach|how|risks?|"
+    r"what changed|changes?)\b"
+)
+KEY_SECTION_BONUS = 0.3
+"""A sentence under a heading that explains (Fix, Root cause, Why, Risks…) is worth more."""
 MIN_WORDS = 5
 MAX_WORDS = 70
 
@@ -78,6 +85,16 @@ class FileTerms:
     files: tuple[str, ...] = ()  # its own file name and its pair's, lower case
     paired: tuple[str, ...] = ()  # the paths of its pair
     pair_names: frozenset[str] = frozenset()  # names defined in its pair, not in it
+
+    def names_it(self, text: str) -> bool:
+        """Whether ``text`` names the file itself or a distinctive name defined in it (a long
+        or compound identifier, not ``start`` or ``run``)."""
+        low = text.lower()
+        if self.path.lower() in low or (self.files and self.files[0] in low):
+            return True
+        tokens = {t.lower() for t in _WORD.findall(text)}
+        own = PurePosixPath(self.path).stem.lower()  # a word as often as a name: "profiler"
+        return any((len(n) >= 8 or "_" in n.strip("_")) and n != own for n in tokens & self.names)
 
     def strength(self, text: str) -> float:
         """How strongly ``text`` is about the file: 1.0 for its path or name (or its pair's),
@@ -172,14 +189,21 @@ def file_terms(
 def sentences(text: str) -> list[str]:
     """``text`` as whole sentences and list items, each on one line; code blocks, tables and
     headings left out."""
-    out: list[str] = []
+    return [s for _, s in sections(text)]
+
+
+def sections(text: str) -> list[tuple[str, str]]:
+    """Each sentence of ``text`` (as :func:`sentences`) with the heading it is under ("" for
+    none; a line of bold text ending in a colon counts as one)."""
+    out: list[tuple[str, str]] = []
     in_code = False
     para: list[str] = []
+    heading = ""
 
     def flush() -> None:
         if para:
             joined = " ".join(para)
-            out.extend(s.strip() for s in _SENTENCE_END.split(joined) if s.strip())
+            out.extend((heading, s.strip()) for s in _SENTENCE_END.split(joined) if s.strip())
             para.clear()
 
     for line in text.splitlines():
@@ -190,7 +214,11 @@ def sentences(text: str) -> list[str]:
             continue
         if in_code:
             continue
-        if not s or s.startswith(("#", "|")):
+        if s.startswith("#") or _BOLD_HEADING.match(s):
+            flush()
+            heading = s.strip("#*: ").lower()
+            continue
+        if not s or s.startswith("|"):
             flush()
             continue
         if _LIST_ITEM.match(s):
@@ -228,8 +256,8 @@ def excerpt(
     sentences equal to one of ``skip`` (already shown) are left out."""
     seen = {" ".join(s.split()).lower() for s in skip}
     scored = [
-        (worth(s, terms), i, s)
-        for i, s in enumerate(sentences(text))
+        (worth(s, terms) + (KEY_SECTION_BONUS if _KEY_SECTION.search(h) else 0.0), i, s)
+        for i, (h, s) in enumerate(sections(text))
         if " ".join(s.split()).lower() not in seen
     ]
     best = sorted((x for x in scored if x[0] > 0), key=lambda x: (-x[0], x[1]))[:limit]
