@@ -36,6 +36,8 @@ _CODEISH = re.compile(
     r"^\s*(?:[-*+]\s*\[[ xX!]?\]|#|from\s+\S+\s+import|import\s|def\s|class\s|return\b|"
     r"print\(|await\s|async\s|\w+\s*=\s*\S)|\s[-+]\s*$|\)\s*->|;\s*$"
 )
+PROSE_SHARE = 0.85
+"""Prose is at least this share letters, digits and spaces (pasted JSON or code is not)."""
 WHOLE_USER_WORDS = 120
 """A user's turn of at most this many words is kept whole when it is tied to the file."""
 EXPLAINS = 0.6
@@ -64,8 +66,10 @@ def _plain(sentence: str) -> bool:
     """Prose, not tool output, pasted logs or data, markup, or a narration of the next step
     ("Let me check…", "Now I'll update…", a sentence announcing what follows with a colon)."""
     s = sentence.strip()
+    letters = sum(ch.isalnum() or ch.isspace() for ch in s)
     return (
         bool(s)
+        and letters >= PROSE_SHARE * len(s)
         and not is_tool_output(s)
         and not _PASTED.search(s)
         and not ((_NOISE.match(s) or s.endswith(":")) and not _REASON.search(s))

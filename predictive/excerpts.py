@@ -57,7 +57,7 @@ _EXPLAINS = re.compile(
     r"\b(because|since|so that|caus(?:e|es|ed|ing)|root cause|the (?:problem|issue|bug|fix|"
     r"reason)|fix(?:es|ed)?|prevent|avoid|instead|rather than|no longer|must|never|always|"
     r"should|shouldn't|don't|do not|only|ensure|decid(?:e|ed)|chose|choice|trade-?off|risk|"
-    r"breaking|race|leak|crash|deadlock|regression|identified|resolv(?:e|ed)|removed?|replac"
+    r"breaking|race|leak|crash|deadlock|regression|identified|resolv(?:e|ed)|removed?|want|replac"
     r"(?:e|ed|es)|standardi[sz]e|we (?:now|will|want)|i (?:want|need|decided))\b",
     re.I,
 )
@@ -232,7 +232,7 @@ def sections(text: str) -> list[tuple[str, str]]:
 
 def explains(sentence: str) -> bool:
     """Whether a sentence gives a cause, a fix, a decision or a rule."""
-    return bool(_EXPLAINS.search(sentence))
+    return bool(_EXPLAINS.search(sentence.replace("’", "'")))
 
 
 def worth(sentence: str, terms: FileTerms | None) -> float:
@@ -244,7 +244,7 @@ def worth(sentence: str, terms: FileTerms | None) -> float:
     score = 0.2
     if terms is not None:
         score += terms.strength(sentence)
-    if _EXPLAINS.search(sentence):
+    if explains(sentence):
         score += 0.4
     return score
 
