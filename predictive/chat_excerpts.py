@@ -44,6 +44,8 @@ EXPLAINS = 0.6
 """What an explaining sentence is worth at least (see :func:`predictive.excerpts.worth`)."""
 UNNAMED_PENALTY = 0.2
 """A finding that does not name the file counts this much less."""
+SAME_SAID = 0.6
+"""Two things said sharing this share of their words say the same (one is shown)."""
 USER_BONUS = 0.5
 """What the user asked or decided counts more than what the assistant reasoned."""
 
@@ -124,12 +126,14 @@ def what_was_said(
                 elif about and score >= EXPLAINS:
                     # in a conversation about the file, a finding need not name it
                     found.append(Said(msg.idx, "assistant", s, score - UNNAMED_PENALTY))
-    seen: set[str] = set()
+    kept: list[frozenset[str]] = []
     unique: list[Said] = []
     for said in sorted(found, key=lambda x: (-x.score, x.idx)):
-        key = " ".join(re.findall(r"\w+", said.text.lower()))
-        if key in seen:
-            continue
-        seen.add(key)
+        words = frozenset(re.findall(r"\w+", said.text.lower()))
+        if any(len(words & k) >= SAME_SAID * len(words | k) for k in kept):
+            continue  # the same thing said again in other words
+        kept.append(words)
         unique.append(said)
-    return sorted(unique[:limit], key=lambda x: x.idx)
+        if len(unique) == limit:
+            break
+    return sorted(unique, key=lambda x: x.idx)
