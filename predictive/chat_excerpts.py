@@ -68,7 +68,7 @@ def _plain(sentence: str) -> bool:
     """Prose, not tool output, pasted logs or data, markup, or a narration of the next step
     ("Let me check…", "Now I'll update…", a sentence announcing what follows with a colon)."""
     s = sentence.strip()
-    letters = sum(ch.isalnum() or ch.isspace() for ch in s)
+    letters = sum(ch.isalnum() or ch.isspace() or ch == "_" for ch in s)
     return (
         bool(s)
         and letters >= PROSE_SHARE * len(s)
@@ -113,8 +113,9 @@ def what_was_said(
                 found.append(Said(msg.idx, "user", flat, USER_BONUS + worth(flat[:600], terms)))
                 continue
             for s in sentences(own):
-                if _plain(s) and terms.strength(s) >= (0.3 if about else 0.8):
-                    found.append(Said(msg.idx, "user", s, USER_BONUS + worth(s, terms)))
+                tie, score = terms.strength(s), worth(s, terms)
+                if _plain(s) and (tie >= 0.8 or (about and (tie > 0 or score >= EXPLAINS))):
+                    found.append(Said(msg.idx, "user", s, USER_BONUS + score))
         elif msg.role == "assistant":
             for s in sentences(text):
                 if not _plain(s) or not MIN_WORDS <= len(s.split()) <= MAX_WORDS:
