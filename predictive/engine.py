@@ -572,7 +572,10 @@ class ContextEngine:
             renderings = self._renderings_for(c.memory, c.reasons, terms, request.as_of)
             meta = c.memory.metadata if isinstance(c.memory.metadata, dict) else {}
             if meta.get("unit") == "session" and renderings is None:
-                s *= SILENT_SESSION  # a conversation that said nothing about the file itself
+                # a conversation that said nothing about the file itself: its title, not a
+                # summary of what it was about
+                s *= SILENT_SESSION
+                renderings = cap_renderings(self._renderings(c.memory), Level.COMPRESSED)
             scored[mid] = s
             if (
                 renderings is None

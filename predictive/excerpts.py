@@ -69,6 +69,8 @@ _KEY_SECTION = re.compile(
 )
 KEY_SECTION_BONUS = 0.3
 """A sentence under a heading that explains (Fix, Root cause, Why, Risks…) is worth more."""
+MIN_NAME = 5
+"""A defined name shorter than this (and not compound) does not tie prose to the file."""
 MIN_WORDS = 5
 MAX_WORDS = 70
 
@@ -129,7 +131,12 @@ def _defined(text: str) -> set[str]:
     """The names a file defines: functions, classes, methods, and its objects' attributes."""
     head = text[:200_000]
     found = _DEFINED.findall(head) + _ATTRIBUTE.findall(head)
-    return {n.lower() for n in found if not n.startswith("__")}
+    # a short plain name (``you``, ``info``, ``run``) is a word in prose more often than a name
+    return {
+        n.lower()
+        for n in found
+        if not n.startswith("__") and (len(n) >= MIN_NAME or "_" in n.strip("_"))
+    }
 
 
 def stem(word: str) -> str:
