@@ -22,6 +22,8 @@ if TYPE_CHECKING:
 
 PENDING = (ContradictionStatus.OPEN, ContradictionStatus.SUSPECTED)
 """The statuses of a contradiction not settled yet: the review list."""
+CONFIRMED = "confirmed"
+"""How the note of a contradiction the user confirmed starts."""
 
 
 class Contradictions:
@@ -81,7 +83,9 @@ class Contradictions:
 
     def confirm(self, contradiction_id: int, note: str | None = None) -> Contradiction:
         """The user's confirmation: a suspected contradiction becomes open (shown with its
-        memories from now on). InvalidInput for one that is not suspected."""
+        memories from now on). Its reason stays what was found; its note starts with
+        ``confirmed`` (what a context asks of an open one's evidence), then the user's note.
+        InvalidInput for one that is not suspected."""
         conn = self._store.conn
         with dbmod.immediate(conn):
             status, _ = _current(conn, contradiction_id)
@@ -91,9 +95,10 @@ class Contradictions:
                     "only a suspected one is confirmed"
                 )
             bump(conn)
+            said = f"{CONFIRMED}: {redact(note)}" if note and note.strip() else CONFIRMED
             conn.execute(
-                "UPDATE contradictions SET status = 'open', note = coalesce(?, note) WHERE id = ?",
-                (redact(note) if note else None, contradiction_id),
+                "UPDATE contradictions SET status = 'open', note = ? WHERE id = ?",
+                (said, contradiction_id),
             )
             a, b, confidence = conn.execute(
                 "SELECT memory_a, memory_b, confidence FROM contradictions WHERE id = ?",

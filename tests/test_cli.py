@@ -423,7 +423,7 @@ def test_contradictions_are_listed_and_resolved_from_the_command_line(
     assert "is open: only a suspected one" in fails(["resolve", str(cid), "confirm"], env)
     opened = json.loads(ok(["contradictions", "--status", "open", "--json"], env))
     assert [x["id"] for x in opened["contradictions"]] == [cid]
-    assert opened["contradictions"][0]["note"] == "really"
+    assert opened["contradictions"][0]["note"] == "confirmed: really"
     assert f"contradiction {cid} [open]" in ok(["contradictions"], env)
     assert "needs exactly one" in fails(["resolve", str(cid), "merged"], env)
     out = ok(["resolve", str(cid), "a_wins", "--note", "team vote"], env)

@@ -1127,3 +1127,25 @@ def test_a_commit_and_a_rule_never_conflict_by_polarity_or_change_wording_alone(
     assert [c.type for c in _pair(store, selenium, swap)] == ["changed"]
     scan_and_record(store, [selenium, swap])
     assert _statuses(store)[(selenium, swap)] is ContradictionStatus.SUSPECTED
+
+
+def test_a_suspected_contradiction_reaches_a_context_only_once_confirmed(
+    store: MemoryStore,
+) -> None:
+    from predictive.engine import ContextEngine, ContextRequest
+
+    path = "src/payments/amounts.py"
+    on_file = [Anchor.parse(f"file:{path}")]
+    a = store.add(NewMemory("Amounts are stored in cents", kind=Kind.DECISION, anchors=on_file))
+    b = store.add(
+        NewMemory("Amounts are stored as decimal dollars", kind=Kind.DECISION, anchors=on_file)
+    )
+    cid = store.contradictions.add(a.id, b.id, reason="value: cents vs dollars", status="suspected")
+
+    def critical() -> set[str]:
+        result = ContextEngine(store).assemble(ContextRequest(path=path, text="x = 1\n"))
+        return {i.key for i in result.items if i.tier.value == "critical"}
+
+    assert f"c{cid}" not in critical()
+    store.contradictions.confirm(cid)
+    assert f"c{cid}" in critical()

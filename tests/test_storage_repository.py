@@ -745,7 +745,8 @@ def test_a_suspected_contradiction_waits_for_review_until_confirmed(
         store.contradictions.confirm(999)
 
     confirmed = store.contradictions.confirm(cid, note="they really disagree")
-    assert confirmed.status is ContradictionStatus.OPEN and confirmed.note == "they really disagree"
+    assert confirmed.status is ContradictionStatus.OPEN
+    assert confirmed.note == "confirmed: they really disagree"
     assert [x.id for x in store.contradictions.query(memory_ids=[a])] == [cid]
     assert count_rows(store, "edges", "type = 'CONTRADICTS'") == 2
     st = store.stats()
