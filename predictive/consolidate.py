@@ -15,10 +15,13 @@ then applies it step by step, each step in its own transaction(s):
   (:mod:`predictive.consolidation.links`);
 - **forget**: superseded or unused memories are archived, restorably
   (:mod:`predictive.consolidation.forget`);
-- **contradiction**: current memories stating different values for one ``fact_key``.
+- **contradiction**: current memories stating different values for one ``fact_key`` (open),
+  and what the scanner finds among the memories added since its last run (open on strong
+  evidence, else suspected: see :mod:`predictive.contradictions`).
 
 ``dryRun`` returns the plan and writes nothing. The answer keeps the summary counts
-(``levelsFilled``, ``decayUpdated``, ``similarLinked``, ``contradictionsOpened``, …) and lists
+(``levelsFilled``, ``decayUpdated``, ``similarLinked``, ``contradictionsOpened``,
+``contradictionsSuspected``, …) and lists
 every change under ``changes`` (action, ids, labels, reason). ``now`` (or ``options["now"]``,
 epoch seconds) is the time consolidation acts at; a replay passes a simulated clock.
 """
@@ -40,14 +43,14 @@ from predictive.consolidation.merge import MAX_PAIRING, plan_merges, similar_pai
 from predictive.consolidation.plan import Change, describe
 from predictive.consolidation.serving import plan_compression
 from predictive.consolidation.usage import plan_reranking
-from predictive.contradictions import Judge, mark_scanned, pending_scan, scan
+from predictive.contradictions import Judge, mark_scanned, pending_scan, scan, status_for
 from predictive.llm import client_for
 from predictive.llm_compress import llm_compressor
 from predictive.llm_judge import scanner_judge
 from storage import upkeep
 from storage.errors import InvalidInput
 from storage.merging import add_edges, archive_many, merge_memories
-from storage.models import EdgeType
+from storage.models import ContradictionStatus, EdgeType
 from storage.repository import MemoryStore
 from storage.upkeep import Brief
 
@@ -160,6 +163,7 @@ def plan_contradictions(
             (a, b),
             tuple(_label(current[i]) for i in (a, b) if i in current),
             f"different values for {key}",
+            {"status": ContradictionStatus.OPEN.value},
         )
         for a, b, key in store.contradictions.fact_conflicts()
         if not store.contradictions.exists(a, b)
@@ -173,11 +177,16 @@ def plan_contradictions(
             (c.older, c.newer),
             tuple(_label(current[i]) for i in (c.older, c.newer) if i in current),
             f"{c.type}: {c.reason}",
-            {"confidence": c.confidence, "partial": c.partial},
+            {"confidence": c.confidence, "partial": c.partial, "status": status_for(c.type).value},
         )
         for c in scanned
         if c.pair not in done
     ]
+
+
+def _opens(change: Change) -> bool:
+    """Whether a planned contradiction is recorded open (else suspected: review only)."""
+    return change.detail.get("status", ContradictionStatus.OPEN.value) == "open"
 
 
 def run(
@@ -245,7 +254,13 @@ def run(
             confidence = float(c.detail.get("confidence", 0.8))
             if c.detail.get("partial"):  # issue 13: partly superseded: linked, not closed
                 store.graph.add(c.ids[0], c.ids[1], EdgeType.EVOLVED_INTO, 1.0, {"by": "scan"})
-            store.contradictions.add(c.ids[0], c.ids[1], reason=c.reason, confidence=confidence)
+            store.contradictions.add(
+                c.ids[0],
+                c.ids[1],
+                reason=c.reason,
+                confidence=confidence,
+                status=c.detail.get("status", ContradictionStatus.OPEN.value),
+            )
         mark_scanned(store, scan_through)
         store.cursors.set(STATE, {"last_run": repr(at)})
     step("categories")
@@ -265,7 +280,8 @@ def run(
         "levelsFilled": levels,
         "decayUpdated": len(scores),
         "similarLinked": similar,
-        "contradictionsOpened": len(by_action["contradiction"]),
+        "contradictionsOpened": sum(1 for c in by_action["contradiction"] if _opens(c)),
+        "contradictionsSuspected": sum(1 for c in by_action["contradiction"] if not _opens(c)),
         "merged": sum(len(c.ids) - 1 for c in by_action["merge"]),
         "compressed": len(by_action["compress"]),
         "linked": len(by_action["link"]),

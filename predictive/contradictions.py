@@ -3,8 +3,10 @@
 ``scan(store, ids)`` compares each memory with its nearest neighbours (keyword and vector) of
 related kinds (decision, convention, fact, solution, preference, workflow, pattern; a commit or
 other short episode only against those) and answers the pairs that disagree, each with a type
-and a reason quoting both sides; ``record(store, conflicts)`` opens them (never twice for one
-pair, whatever the first one's status). The types:
+and a reason quoting both sides; ``record(store, conflicts)`` records them (never twice for
+one pair, whatever the first one's status): **open** on strong evidence — a record that
+supersedes or amends another, a judge's verdict — and **suspected** otherwise (every other
+type below: the review list only, never a context, until the user confirms it). The types:
 
 - **superseded** / **amended**: a record names another's number after supersedes / amends
   ("supersedes ADR 3", "superseded by [ADR #0033]", within one folder of records); "in part",
@@ -43,8 +45,12 @@ prose discusses options and earlier records. A clause of more than :data:`MAX_CL
 words (a file tree) is no statement.
 
 Pairs never compared: a memory and its own source (DERIVED_FROM), two versions of one source
-(one supersedes the other, or the same source id), a conversation's own summary, two episodes,
-memories already in a contradiction.
+(one supersedes the other, or the same source id), two parts of one document (sections of one
+rule file, memories of one decision record), a commit and a rule file or decision record it
+added or changed, a conversation's own summary, two episodes, memories already in a
+contradiction. A commit and a rule section are never in conflict by polarity or change
+wording alone (a change and the text that describes the same work), unless the commit names
+what replaces something the rule names ("Replace Selenium with Playwright …").
 
 An optional ``judge(text_a, text_b) -> Verdict | None`` (an LLM, when one is configured) has
 the last word on every candidate pair it answers; None (or an error) leaves the local rules to
@@ -68,7 +74,7 @@ from storage.conflict_pairs import (
     recorded_pairs,
 )
 from storage.errors import StoreError
-from storage.models import EdgeType, Kind, Memory
+from storage.models import AnchorType, ContradictionStatus, EdgeType, Kind, Memory
 from storage.repository import MemoryFilter, MemoryStore
 from storage.search import search
 from storage.text import STOPWORDS
@@ -106,6 +112,9 @@ SHORT_CHARS = 600
 REASON_CHARS = 160
 
 TYPES = ("superseded", "amended", "value", "preference", "changed", "polarity")
+STRONG_TYPES = frozenset({"superseded", "amended", "judged"})
+"""Conflicts that open a contradiction at once: a record naming another it supersedes or
+amends, a judge's verdict. Every other finding of the local rules is only suspected."""
 
 
 @dataclass(frozen=True)
@@ -1373,6 +1382,71 @@ def _neighbours(store: MemoryStore, m: Memory, k: int) -> list[int]:
     return found
 
 
+def _document(m: Memory) -> str | None:
+    """The file a memory is one part of: a rule file's section, a decision record."""
+    if m.source == "rules":
+        path = m.metadata.get("file")
+        if isinstance(path, str) and path:
+            return path
+    elif m.source == "adr" and m.source_id:
+        return m.source_id
+    else:
+        return None
+    return next((a.ref for a in m.artifacts if a.type in ("file", "adr")), None)
+
+
+def _is_commit(m: Memory) -> bool:
+    return m.kind is Kind.EPISODE and (
+        m.source == "git" or any(a.type == "commit" for a in m.artifacts)
+    )
+
+
+def _touched(commit: Memory, path: str) -> bool:
+    """Whether a commit added or changed the file ``path`` (its files are relative to the git
+    root, which may be above the project's folder)."""
+    files = commit.metadata.get("files")
+    paths = {f for f in files if isinstance(f, str)} if isinstance(files, list) else set()
+    paths |= {a.value for a in commit.anchors if a.type is AnchorType.FILE}
+    return any(p == path or p.endswith("/" + path) for p in paths)
+
+
+def _never_conflict(x: Memory, y: Memory) -> bool:
+    """Pairs that are never a contradiction, whatever their texts say: two parts of one
+    document, a commit and a document it added or changed."""
+    dx, dy = _document(x), _document(y)
+    if dx is not None and dx == dy:
+        return True  # two sections of one rule file, two memories of one record
+    for commit, doc in ((x, dy), (y, dx)):
+        if doc is not None and _is_commit(commit) and _touched(commit, doc):
+            return True
+    return False
+
+
+def _wording_only(x: Memory, y: Memory, finding: Finding) -> bool:
+    """A commit and a rule section flagged by polarity or change wording alone: a change and
+    a text that describes the same work ("Never run pytest directly" / "Run the coverage
+    suite with pytest-cov"), unless the commit names what replaces something the rule names
+    ("Replace Selenium with Playwright …" against "Use Selenium for …")."""
+    if finding.type not in ("polarity", "changed"):
+        return False
+    commit, rule = (x, y) if _is_commit(x) else (y, x)
+    if not _is_commit(commit) or rule.source != "rules":
+        return False
+    if finding.type == "changed":
+        said = content_words(rule.text[:MAX_TEXT])
+        for choice in analyse(commit.text[:MAX_TEXT]).choices:
+            if choice.winner and not (choice.says_not or choice.negated) and choice.loser <= said:
+                return False
+    return True
+
+
+def status_for(conflict_type: str) -> ContradictionStatus:
+    """How a conflict of this type is recorded: open on strong evidence, else suspected."""
+    return (
+        ContradictionStatus.OPEN if conflict_type in STRONG_TYPES else ContradictionStatus.SUSPECTED
+    )
+
+
 def _newer_first(x: Memory, y: Memory, finding: Finding) -> tuple[Memory, Memory]:
     if finding.first_newer is not None:
         return (x, y) if finding.first_newer else (y, x)
@@ -1413,10 +1487,12 @@ def scan(
                 continue
             if o.source == m.source and o.source_id is not None and o.source_id == m.source_id:
                 continue  # two versions of one source
+            if _never_conflict(m, o):
+                continue  # one document's parts; a commit and a document it changed
             conflict = _judge(m, o, judge) if judge is not None else None
             if conflict is None:
                 finding = detect(m, o)
-                if finding is not None:
+                if finding is not None and not _wording_only(m, o, finding):
                     newer, older = _newer_first(m, o, finding)
                     conflict = Conflict(
                         older.id,
@@ -1454,9 +1530,10 @@ def _judge(x: Memory, y: Memory, judge: Judge) -> Conflict | None:
 
 
 def record(store: MemoryStore, conflicts: Sequence[Conflict]) -> list[int]:
-    """Open a contradiction for each conflict (a pair already recorded is left as it is); a
-    partial supersession also links the older memory to the newer (EVOLVED_INTO) without
-    closing it. Answers the ids of the contradictions opened now."""
+    """Record a contradiction for each conflict, open or suspected by its type (see
+    :func:`status_for`; a pair already recorded is left as it is); a partial supersession
+    also links the older memory to the newer (EVOLVED_INTO) without closing it. Answers the
+    ids of the contradictions recorded now."""
     opened: list[int] = []
     for c in conflicts:
         if c.older == c.newer or store.contradictions.exists(c.older, c.newer):
@@ -1473,7 +1550,11 @@ def record(store: MemoryStore, conflicts: Sequence[Conflict]) -> list[int]:
             )
         opened.append(
             store.contradictions.add(
-                c.older, c.newer, reason=f"{c.type}: {c.reason}", confidence=c.confidence
+                c.older,
+                c.newer,
+                reason=f"{c.type}: {c.reason}",
+                confidence=c.confidence,
+                status=status_for(c.type),
             )
         )
     return opened

@@ -38,7 +38,7 @@ from predictive.mentions import FileIndex, count_modules
 from predictive.mentions import count as count_mentions
 from storage.conflict_pairs import ids_after, max_memory_id
 from storage.errors import InvalidInput, StoreError
-from storage.models import EdgeType
+from storage.models import ContradictionStatus, EdgeType
 from storage.repository import MemoryStore
 from storage.sessions import SessionStore
 from storage.sources.records import Conversation, DecisionRecord, SkipLog
@@ -578,7 +578,7 @@ def run(
             report.error = f"{type(e).__name__}: {e}"
         report.seconds = time.perf_counter() - t0
     # contradictions: the new memories against what the store knew (issue 13)
-    opened = 0 if opts.dry_run else _scan_contradictions(store, before, job.llm)
+    opened, suspected = (0, 0) if opts.dry_run else _scan_contradictions(store, before, job.llm)
     added = sum(r.added for r in reports.values())
     categories = None
     if added and not opts.dry_run:  # new memories join their areas (predictive.categories)
@@ -597,6 +597,7 @@ def run(
         "existing": sum(r.existing for r in reports.values()),
         "dropped": sum(r.dropped for r in reports.values()),
         "contradictionsOpened": opened,
+        "contradictionsSuspected": suspected,
         "skipped": job.skips.as_dict(),
         "categories": categories,
         "seconds": round(elapsed, 3),
@@ -605,15 +606,21 @@ def run(
     }
 
 
-def _scan_contradictions(store: MemoryStore, before: int, llm: LlmClient | None = None) -> int:
-    """Open the contradictions the memories added after id ``before`` bring (0 on failure:
-    ingestion stands without them); a configured model judges the candidate pairs."""
+def _scan_contradictions(
+    store: MemoryStore, before: int, llm: LlmClient | None = None
+) -> tuple[int, int]:
+    """Record the contradictions the memories added after id ``before`` bring; answers how
+    many were opened and how many only suspected ((0, 0) on failure: ingestion stands
+    without them). A configured model judges the candidate pairs."""
     try:
         judge = scanner_judge(llm)
-        return len(scan_and_record(store, ids_after(store, before), judge=judge))
+        ids = scan_and_record(store, ids_after(store, before), judge=judge)
+        recorded = [store.contradictions.get(i).status for i in ids]
     except Exception:  # whatever went wrong, what was ingested stays ingested
         log.warning("scanning for contradictions failed", exc_info=True)
-        return 0
+        return 0, 0
+    opened = sum(1 for s in recorded if s is ContradictionStatus.OPEN)
+    return opened, len(recorded) - opened
 
 
 def first_run(

@@ -321,7 +321,13 @@ def build_parser() -> argparse.ArgumentParser:
     ak.add_argument("--json", action="store_true")
 
     cn = sub.add_parser("contradictions", help="memories that disagree, and how they were settled")
-    cn.add_argument("--status", choices=["open", "resolved", "dismissed", "all"], default="open")
+    cn.add_argument(
+        "--status",
+        choices=["review", "open", "suspected", "resolved", "dismissed", "all"],
+        default="review",
+        help="review (default): open and suspected ones, what awaits you; open: shown in "
+        "contexts; suspected: weak findings, shown only here until confirmed",
+    )
     cn.add_argument("-n", "--limit", type=_positive_int, default=50)
     cn.add_argument("--json", action="store_true")
 
@@ -329,9 +335,10 @@ def build_parser() -> argparse.ArgumentParser:
     rv.add_argument("id", type=_memory_id, help="the contradiction's id")
     rv.add_argument(
         "resolution",
-        choices=["a_wins", "b_wins", "both_valid", "merged", "dismissed"],
+        choices=["a_wins", "b_wins", "both_valid", "merged", "dismissed", "confirm"],
         help="a_wins/b_wins: the other is superseded (never deleted); merged: both are "
-        "superseded by --merged-id or --merged-text; dismissed: not a contradiction",
+        "superseded by --merged-id or --merged-text; dismissed: not a contradiction; "
+        "confirm: a suspected one is real (it becomes open, shown in contexts)",
     )
     rv.add_argument("--note", help="why (kept with the contradiction)")
     merged = rv.add_mutually_exclusive_group()
@@ -417,7 +424,9 @@ def cmd_remember(store: MemoryStore, a: argparse.Namespace) -> int:
         print(f"Remembered #{result.id}")
         if result.contradictions:
             ids = ", ".join(str(c) for c in result.contradictions)
-            print(f"It contradicts what the memory holds: see living-memory contradictions ({ids})")
+            found = [store.contradictions.get(c).status.value for c in result.contradictions]
+            verb = "contradicts" if "open" in found else "may contradict (suspected)"
+            print(f"It {verb} what the memory holds: see living-memory contradictions ({ids})")
     else:
         print(f"Already remembered as #{result.id}")
     return EXIT_OK
@@ -614,7 +623,10 @@ def cmd_stats(store: MemoryStore, a: argparse.Namespace) -> int:
         print("kinds      " + ", ".join(f"{k} {v}" for k, v in st.by_kind.items()))
     if st.by_source:
         print("sources    " + ", ".join(f"{k} {v}" for k, v in st.by_source.items()))
-    print(f"graph      {st.edges} edges, {st.contradictions_open} open contradictions")
+    print(
+        f"graph      {st.edges} edges, {st.contradictions_open} open contradictions, "
+        f"{st.contradictions_suspected} suspected"
+    )
     print(
         f"vectors    {st.embedded} embedded, {st.pending_embeddings} pending"
         + (f" (model {st.model_id})" if st.model_id else "")
@@ -738,7 +750,8 @@ def cmd_consolidate(store: MemoryStore, a: argparse.Namespace) -> int:
     print(
         f"Consolidation {verb}: fill the levels of {out['levelsFilled']}, refresh "
         f"{out['decayUpdated']} decay scores, link {out['similarLinked']} near duplicates, "
-        f"open {out['contradictionsOpened']} contradictions ({out['seconds']:.1f} s)"
+        f"open {out['contradictionsOpened']} contradictions and suspect "
+        f"{out['contradictionsSuspected']} ({out['seconds']:.1f} s)"
     )
     # -- issue 13: every change of the plan, one line each (--json lists them all) --
     from predictive.consolidate import print_changes
@@ -824,7 +837,8 @@ def cmd_contradictions(store: MemoryStore, a: argparse.Namespace) -> int:
         _print_json(to_wire(found))
         return EXIT_OK
     if not found.contradictions:
-        print(f"No {'' if a.status == 'all' else a.status + ' '}contradictions.")
+        which = {"all": "", "review": "open or suspected "}.get(a.status, a.status + " ")
+        print(f"No {which}contradictions.")
         return EXIT_OK
     for c in found.contradictions:
         print(f"contradiction {c.id} [{c.status}{', ' + c.resolution if c.resolution else ''}]")
@@ -835,6 +849,11 @@ def cmd_contradictions(store: MemoryStore, a: argparse.Namespace) -> int:
                 m = side.memory
                 print(f"  {name}: #{m.id} {m.kind}: {_one_line(side.text, 80)}")
     print("\nSettle one with: living-memory resolve ID a_wins|b_wins|both_valid|merged|dismissed")
+    if any(c.status == "suspected" for c in found.contradictions):
+        print(
+            "Suspected ones are weak findings, never shown in a context: "
+            "living-memory resolve ID confirm makes one open"
+        )
     return EXIT_OK
 
 
@@ -858,6 +877,9 @@ def cmd_resolve(store: MemoryStore, a: argparse.Namespace) -> int:
         "both_valid": "both stand",
         "merged": f"both are superseded by #{out.merged_id}",
     }.get(out.resolution or "", "dismissed: both stay as they were")
+    if a.resolution == "confirm":
+        print(f"Confirmed contradiction {out.id}: it is open, shown with its memories")
+        return EXIT_OK
     print(f"Resolved contradiction {out.id}: {what}")
     return EXIT_OK
 

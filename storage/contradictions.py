@@ -1,4 +1,5 @@
-"""Contradictions between memories: recorded, listed, resolved or dismissed."""
+"""Contradictions between memories: recorded (open or suspected), listed, confirmed,
+resolved or dismissed."""
 
 from __future__ import annotations
 
@@ -19,16 +20,37 @@ if TYPE_CHECKING:
     from storage.repository import MemoryStore
 
 
+PENDING = (ContradictionStatus.OPEN, ContradictionStatus.SUSPECTED)
+"""The statuses of a contradiction not settled yet: the review list."""
+CONFIRMED = "confirmed"
+"""How the note of a contradiction the user confirmed starts."""
+
+
 class Contradictions:
-    """Pairs of memories that disagree, each open, resolved or dismissed."""
+    """Pairs of memories that disagree, each open (shown with its memories), suspected
+    (listed for review only), resolved or dismissed."""
 
     def __init__(self, store: MemoryStore) -> None:
         self._store = store
 
-    def add(self, a: int, b: int, *, reason: str | None = None, confidence: float = 0.5) -> int:
-        """Record that two memories disagree (idempotent; a resolved pair is not reopened)."""
+    def add(
+        self,
+        a: int,
+        b: int,
+        *,
+        reason: str | None = None,
+        confidence: float = 0.5,
+        status: ContradictionStatus | str = ContradictionStatus.OPEN,
+    ) -> int:
+        """Record that two memories disagree: ``open`` (strong evidence: shown with the
+        memories) or ``suspected`` (a weak finding: listed for review until confirmed).
+        Idempotent; a resolved or dismissed pair is not reopened, a suspected one recorded
+        again as open is opened with the stronger evidence's reason."""
         if a == b:
             raise InvalidInput("a memory cannot contradict itself")
+        state = choice(ContradictionStatus, status, "status")
+        if state not in PENDING:
+            raise InvalidInput("a contradiction is recorded open or suspected")
         lo, hi = sorted((a, b))
         conn = self._store.conn
         with dbmod.immediate(conn):
@@ -36,34 +58,78 @@ class Contradictions:
             require(conn, hi)
             bump(conn)
             conn.execute(
-                "INSERT INTO contradictions(memory_a, memory_b, reason, confidence, detected_at) "
-                "VALUES (?, ?, ?, ?, ?) ON CONFLICT(memory_a, memory_b) DO NOTHING",
+                "INSERT INTO contradictions(memory_a, memory_b, status, reason, confidence, "
+                "detected_at) VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT(memory_a, memory_b) DO "
+                "UPDATE SET status = 'open', reason = excluded.reason, "
+                "confidence = excluded.confidence "
+                "WHERE contradictions.status = 'suspected' AND excluded.status = 'open'",
                 (
                     lo,
                     hi,
+                    state.value,
                     redact(reason) if reason else None,
                     unit(confidence, "confidence"),
                     now(),
                 ),
             )
-            insert_edge(conn, lo, hi, EdgeType.CONTRADICTS, unit(confidence, "c"), {})
-            return conn.execute(
-                "SELECT id FROM contradictions WHERE memory_a = ? AND memory_b = ?", (lo, hi)
-            ).fetchone()[0]
+            cid, recorded = conn.execute(
+                "SELECT id, status FROM contradictions WHERE memory_a = ? AND memory_b = ?",
+                (lo, hi),
+            ).fetchone()
+            if recorded == ContradictionStatus.OPEN.value:
+                # only an open contradiction is a relation the graph shows
+                insert_edge(conn, lo, hi, EdgeType.CONTRADICTS, unit(confidence, "c"), {})
+            return int(cid)
+
+    def confirm(self, contradiction_id: int, note: str | None = None) -> Contradiction:
+        """The user's confirmation: a suspected contradiction becomes open (shown with its
+        memories from now on). Its reason stays what was found; its note starts with
+        ``confirmed`` (what a context asks of an open one's evidence), then the user's note.
+        InvalidInput for one that is not suspected."""
+        conn = self._store.conn
+        with dbmod.immediate(conn):
+            status, _ = _current(conn, contradiction_id)
+            if status != ContradictionStatus.SUSPECTED.value:
+                raise InvalidInput(
+                    f"contradiction #{contradiction_id} is {status}, not suspected: "
+                    "only a suspected one is confirmed"
+                )
+            bump(conn)
+            said = f"{CONFIRMED}: {redact(note)}" if note and note.strip() else CONFIRMED
+            conn.execute(
+                "UPDATE contradictions SET status = 'open', note = ? WHERE id = ?",
+                (said, contradiction_id),
+            )
+            a, b, confidence = conn.execute(
+                "SELECT memory_a, memory_b, confidence FROM contradictions WHERE id = ?",
+                (contradiction_id,),
+            ).fetchone()
+            insert_edge(conn, a, b, EdgeType.CONTRADICTS, unit(confidence, "c"), {})
+        return self.get(contradiction_id)
+
+    def get(self, contradiction_id: int) -> Contradiction:
+        """One contradiction by id (NotFound for an unknown one)."""
+        found = self._select(" AND id = ?", [contradiction_id])
+        if not found:
+            raise NotFound(f"no contradiction #{contradiction_id}")
+        return found[0]
 
     def query(
         self,
-        status: ContradictionStatus | str | None = ContradictionStatus.OPEN,
+        status: ContradictionStatus | str | Sequence[ContradictionStatus | str] | None = (
+            ContradictionStatus.OPEN
+        ),
         memory_ids: Sequence[int] | None = None,
     ) -> list[Contradiction]:
-        sql = (
-            "SELECT id, memory_a, memory_b, status, resolution, note, reason, confidence, "
-            "detected_at, resolved_at FROM contradictions WHERE 1"
-        )
+        """Contradictions of one status (or of any of several; None: every status), newest
+        first; with ``memory_ids``, those touching one of them."""
+        sql = ""
         params: list[Any] = []
         if status is not None:
-            sql += " AND status = ?"
-            params.append(choice(ContradictionStatus, status, "status").value)
+            many = [status] if isinstance(status, (str, ContradictionStatus)) else list(status)
+            values = [choice(ContradictionStatus, s, "status").value for s in many]
+            sql += " AND status IN (SELECT value FROM json_each(?))"
+            params.append(json.dumps(values))
         if memory_ids is not None:
             key = json.dumps([int(i) for i in memory_ids])
             sql += (
@@ -71,6 +137,13 @@ class Contradictions:
                 "(SELECT value FROM json_each(?)))"
             )
             params += [key, key]
+        return self._select(sql, params)
+
+    def _select(self, where: str, params: Sequence[Any]) -> list[Contradiction]:
+        sql = (
+            "SELECT id, memory_a, memory_b, status, resolution, note, reason, confidence, "
+            "detected_at, resolved_at FROM contradictions WHERE 1"
+        )
         return [
             Contradiction(
                 r[0],
@@ -84,7 +157,7 @@ class Contradictions:
                 r[8],
                 r[9],
             )
-            for r in self._store.conn.execute(sql + " ORDER BY detected_at DESC", params)
+            for r in self._store.conn.execute(sql + where + " ORDER BY detected_at DESC", params)
         ]
 
     def resolve(
@@ -112,7 +185,7 @@ class Contradictions:
         stamp = now()
         with dbmod.immediate(conn):
             # settling it again (say b_wins after a_wins) would supersede both memories
-            _require_open(conn, contradiction_id)
+            _require_pending(conn, contradiction_id)
             bump(conn)
             conn.execute(
                 "UPDATE contradictions SET status = 'resolved', resolution = ?, note = ?, "
@@ -127,21 +200,21 @@ class Contradictions:
                 assert merged_id is not None
                 supersede_rows(conn, a, merged_id, stamp)
                 supersede_rows(conn, b, merged_id, stamp)
-        return next(c for c in self.query(None) if c.id == contradiction_id)
+        return self.get(contradiction_id)
 
     def dismiss(self, contradiction_id: int, note: str | None = None) -> Contradiction:
-        """Mark an open contradiction as not one (a false detection); both memories stay as
-        they are."""
+        """Mark an open or suspected contradiction as not one (a false detection); both
+        memories stay as they are."""
         conn = self._store.conn
         with dbmod.immediate(conn):
-            _require_open(conn, contradiction_id)
+            _require_pending(conn, contradiction_id)
             bump(conn)
             conn.execute(
                 "UPDATE contradictions SET status = 'dismissed', note = ?, resolved_at = ? "
                 "WHERE id = ?",
                 (redact(note) if note else None, now(), contradiction_id),
             )
-        return next(c for c in self.query(None) if c.id == contradiction_id)
+        return self.get(contradiction_id)
 
     def exists(self, a: int, b: int) -> bool:
         lo, hi = sorted((a, b))
@@ -169,15 +242,22 @@ class Contradictions:
         ]
 
 
-def _require_open(conn: apsw.Connection, contradiction_id: int) -> None:
-    """NotFound for an unknown contradiction, InvalidInput for one already settled."""
+def _current(conn: apsw.Connection, contradiction_id: int) -> tuple[str, str | None]:
+    """A contradiction's status and resolution; NotFound for an unknown one."""
     current = conn.execute(
         "SELECT status, resolution FROM contradictions WHERE id = ?", (contradiction_id,)
     ).fetchone()
     if current is None:
         raise NotFound(f"no contradiction #{contradiction_id}")
-    if current[0] != ContradictionStatus.OPEN.value:
+    return current[0], current[1]
+
+
+def _require_pending(conn: apsw.Connection, contradiction_id: int) -> None:
+    """NotFound for an unknown contradiction, InvalidInput for one already settled (an open
+    or a suspected one may be settled)."""
+    status, resolution = _current(conn, contradiction_id)
+    if status not in {s.value for s in PENDING}:
         raise InvalidInput(
-            f"contradiction #{contradiction_id} is already {current[0]} "
-            f"({current[1] or 'no resolution'})"
+            f"contradiction #{contradiction_id} is already {status} "
+            f"({resolution or 'no resolution'})"
         )

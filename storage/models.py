@@ -77,7 +77,11 @@ class AccessKind(str, enum.Enum):
 
 
 class ContradictionStatus(str, enum.Enum):
+    """``open``: shown with the memories it concerns (strong evidence or the user's word);
+    ``suspected``: a weaker finding, only listed for review until confirmed or dismissed."""
+
     OPEN = "open"
+    SUSPECTED = "suspected"
     RESOLVED = "resolved"
     DISMISSED = "dismissed"
 

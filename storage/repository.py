@@ -178,6 +178,7 @@ class Stats:
     by_source: dict[str, int]
     edges: int
     contradictions_open: int
+    contradictions_suspected: int
     embedded: int
     pending_embeddings: int
     sessions: int
@@ -899,6 +900,9 @@ class MemoryStore:
             ),
             edges=one("SELECT count(*) FROM edges WHERE reverse = 0"),
             contradictions_open=one("SELECT count(*) FROM contradictions WHERE status='open'"),
+            contradictions_suspected=one(
+                "SELECT count(*) FROM contradictions WHERE status='suspected'"
+            ),
             embedded=one("SELECT count(*) FROM embeddings WHERE model_id = ?", emb.model_id)
             if emb
             else one("SELECT count(*) FROM embeddings"),

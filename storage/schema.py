@@ -301,4 +301,44 @@ CREATE TABLE llm_usage(
 ) WITHOUT ROWID;
 """
 
-MIGRATIONS: list[str] = [_V1, _V2, _V3, _V4, _V5, _V6]
+# v7: a contradiction can be ``suspected``: a weak finding of the local rules (a value, a
+# preference, a change or a polarity read from two texts) waits in the review list and is
+# never shown in a context until the user confirms it. The status CHECK is part of the
+# table, so the table is rebuilt (data, ids and index kept); open ones whose reason starts
+# with a weak type (the prefix ``predictive.contradictions.record`` writes) become suspected
+# and lose the CONTRADICTS edge that only an open contradiction carries.
+WEAK_REASON_PREFIXES = ("value:", "preference:", "changed:", "polarity:")
+_WEAK = " OR ".join(f"reason GLOB '{p}*'" for p in WEAK_REASON_PREFIXES)
+_V7 = f"""
+CREATE TABLE contradictions_v7(
+    id          INTEGER PRIMARY KEY,
+    memory_a    INTEGER NOT NULL REFERENCES memories(id) ON DELETE CASCADE,
+    memory_b    INTEGER NOT NULL REFERENCES memories(id) ON DELETE CASCADE,
+    status      TEXT NOT NULL DEFAULT 'open'
+                CHECK (status IN ('open','suspected','resolved','dismissed')),
+    resolution  TEXT CHECK (resolution IN ('a_wins','b_wins','both_valid','merged')),
+    note        TEXT,
+    reason      TEXT,
+    confidence  REAL NOT NULL DEFAULT 0.5,
+    detected_at REAL NOT NULL,
+    resolved_at REAL,
+    CHECK (memory_a < memory_b),
+    UNIQUE (memory_a, memory_b)
+);
+INSERT INTO contradictions_v7(id, memory_a, memory_b, status, resolution, note, reason,
+                              confidence, detected_at, resolved_at)
+SELECT id, memory_a, memory_b, status, resolution, note, reason, confidence, detected_at,
+       resolved_at FROM contradictions;
+DROP TABLE contradictions;
+ALTER TABLE contradictions_v7 RENAME TO contradictions;
+CREATE INDEX contradictions_open ON contradictions(status, memory_a, memory_b);
+
+UPDATE contradictions SET status = 'suspected' WHERE status = 'open' AND ({_WEAK});
+DELETE FROM edges WHERE type = 'CONTRADICTS' AND EXISTS (
+    SELECT 1 FROM contradictions c WHERE c.status = 'suspected'
+    AND c.memory_a = min(edges.source_id, edges.target_id)
+    AND c.memory_b = max(edges.source_id, edges.target_id)
+);
+"""
+
+MIGRATIONS: list[str] = [_V1, _V2, _V3, _V4, _V5, _V6, _V7]

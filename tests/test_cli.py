@@ -404,15 +404,27 @@ def test_contradictions_are_listed_and_resolved_from_the_command_line(
 ) -> None:
     a = remember(env, "-k", "convention", "Always squash merge pull requests")
     said = ok(["remember", "-k", "convention", "Never squash merge pull requests"], env)
-    assert "contradicts what the memory holds" in said
+    assert "may contradict (suspected) what the memory holds" in said
     b = a + 1
-    listed = json.loads(ok(["contradictions", "--json"], env))
-    assert listed["count"] == 1
+    listed = json.loads(ok(["contradictions", "--json"], env))  # the review list
+    assert listed["status"] == "review" and listed["count"] == 1
     c = listed["contradictions"][0]
     cid = c["id"]
     assert {c["a"]["id"], c["b"]["id"]} == {a, b} and "polarity" in c["reason"]
+    assert c["status"] == "suspected"
+    assert json.loads(ok(["contradictions", "--status", "open", "--json"], env))["count"] == 0
     text = ok(["contradictions"], env)
-    assert f"contradiction {cid}" in text and "Never squash" in text
+    assert f"contradiction {cid} [suspected]" in text and "Never squash" in text
+    assert "resolve ID confirm" in text
+    stats = ok(["stats"], env)
+    assert "0 open contradictions, 1 suspected" in stats
+    confirmed = ok(["resolve", str(cid), "confirm", "--note", "really"], env)
+    assert f"Confirmed contradiction {cid}" in confirmed
+    assert "is open: only a suspected one" in fails(["resolve", str(cid), "confirm"], env)
+    opened = json.loads(ok(["contradictions", "--status", "open", "--json"], env))
+    assert [x["id"] for x in opened["contradictions"]] == [cid]
+    assert opened["contradictions"][0]["note"] == "confirmed: really"
+    assert f"contradiction {cid} [open]" in ok(["contradictions"], env)
     assert "needs exactly one" in fails(["resolve", str(cid), "merged"], env)
     out = ok(["resolve", str(cid), "a_wins", "--note", "team vote"], env)
     assert f"#{c['a']['id']} stands" in out

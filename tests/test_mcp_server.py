@@ -256,6 +256,24 @@ async def test_a_contradiction_is_listed_and_resolved(project: Path, data: Path)
     assert still_open["count"] == 0
 
 
+async def test_a_suspected_contradiction_is_reviewed_and_confirmed(
+    project: Path, data: Path
+) -> None:
+    with seeded(project, data) as store:
+        a = store.add(NewMemory(text="Retry failed jobs three times", kind=Kind.CONVENTION)).id
+        b = store.add(NewMemory(text="Retry failed jobs five times", kind=Kind.CONVENTION)).id
+        cid = store.contradictions.add(a, b, reason="value: 3 vs 5", status="suspected")
+    async with mcp_session(project, data) as s:
+        review = await call(s, "contradictions")
+        opened = await call(s, "contradictions", status="open")
+        done = await call(s, "resolve", id=cid, resolution="confirm")
+        after = await call(s, "contradictions", status="open")
+    assert [(c["id"], c["status"]) for c in review["contradictions"]] == [(cid, "suspected")]
+    assert opened["count"] == 0
+    assert done["status"] == "open" and done["resolution"] is None
+    assert [c["id"] for c in after["contradictions"]] == [cid]
+
+
 async def test_ask_classifies_the_question_and_cites_what_answers_it(
     project: Path, data: Path
 ) -> None:

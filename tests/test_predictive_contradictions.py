@@ -21,7 +21,7 @@ from predictive.contradictions import (
     scan_and_record,
     written_at,
 )
-from storage import Kind, MemoryStore, NewMemory
+from storage import Anchor, AnchorType, Artifact, Kind, MemoryStore, NewMemory
 from storage.models import ContradictionStatus, EdgeType
 from storage.sources.adr import find_records
 from storage.sources.records import SkipLog
@@ -264,7 +264,7 @@ def test_a_pair_is_never_opened_twice_even_after_dismissal(
     assert len(scan_and_record(store, [a, b])) == 1
     assert scan(store, [a, b]) == []
     assert scan_and_record(store, [b]) == []
-    (c,) = store.contradictions.query()
+    (c,) = store.contradictions.query(ContradictionStatus.SUSPECTED)  # polarity: a weak finding
     store.contradictions.dismiss(c.id, "both fine")
     assert scan_and_record(store, [a, b]) == []
     assert len(store.contradictions.query(None)) == 1
@@ -345,9 +345,11 @@ def test_a_judge_has_the_last_word_and_a_failing_one_leaves_it_local(
 RULE = "# Project\n\n- Use Selenium for browser automation in the scraper tests.\n"
 
 
-def test_ingestion_opens_a_contradiction_for_a_rule_and_a_later_commit(
+def test_ingestion_suspects_a_contradiction_for_a_rule_and_a_later_commit(
     tmp_path: Path, real_embedder: object
 ) -> None:
+    """A later commit that replaces what a rule names (and did not touch the rule file): a
+    change found by the local rules, so suspected (the review list), not open."""
     repo = make_git_repo(
         tmp_path,
         [
@@ -361,14 +363,15 @@ def test_ingestion_opens_a_contradiction_for_a_rule_and_a_later_commit(
     )
     with MemoryStore(tmp_path / "m.db", embedder=real_embedder) as store:  # type: ignore[arg-type]
         summary = ingest.run(store, root=repo.root, options={"sources": ["git", "rules"]})
-        assert summary["contradictionsOpened"] == 1
-        (c,) = store.contradictions.query()
+        assert (summary["contradictionsOpened"], summary["contradictionsSuspected"]) == (0, 1)
+        assert store.contradictions.query() == []  # nothing open: no context shows it
+        (c,) = store.contradictions.query(ContradictionStatus.SUSPECTED)
         a, b = store.get(c.memory_a), store.get(c.memory_b)
         assert {a.source, b.source} == {"git", "rules"}
         assert c.reason is not None and "Selenium" in c.reason
         # a second ingestion adds nothing new and opens nothing again
         again = ingest.run(store, root=repo.root, options={"sources": ["git", "rules"]})
-        assert again["contradictionsOpened"] == 0
+        assert (again["contradictionsOpened"], again["contradictionsSuspected"]) == (0, 0)
         assert len(store.contradictions.query(None)) == 1
 
 
@@ -397,9 +400,12 @@ def test_consolidation_scans_what_was_added_since_its_last_run(
     put("Always squash commits before merging.", Kind.CONVENTION, 0)
     put("Never squash commits before merging.", Kind.CONVENTION, 1)
     dry = consolidate.run(store, options={"dryRun": True})
-    assert dry["contradictionsOpened"] == 1 and store.contradictions.query(None) == []
-    assert consolidate.run(store)["contradictionsOpened"] == 1
-    assert len(store.contradictions.query()) == 1
+    assert (dry["contradictionsOpened"], dry["contradictionsSuspected"]) == (0, 1)
+    assert store.contradictions.query(None) == []
+    done = consolidate.run(store)
+    assert (done["contradictionsOpened"], done["contradictionsSuspected"]) == (0, 1)
+    assert store.contradictions.query() == []  # a polarity finding is only suspected
+    assert len(store.contradictions.query(ContradictionStatus.SUSPECTED)) == 1
     assert pending_scan(store)[0] == []  # nothing new since
 
 
@@ -953,3 +959,193 @@ def test_a_decision_records_time_counts_only_when_the_record_is_dated(
     assert written_at(dated) == dated.valid_from
     assert time.gmtime(dated.valid_from)[:3] == (2023, 11, 14)
     assert written_at(undated) is None  # read now: when it was written is unknown
+
+
+# ---------------------------------------------------------------- issue 19: strong evidence only
+
+
+def _rule(put: Callable[..., int], text: str, path: str, line: int = 1, day: float = 0) -> int:
+    """A section of the rule file ``path``, as rule ingestion stores it."""
+    return put(
+        text,
+        Kind.CONVENTION,
+        day,
+        source="rules",
+        source_id=f"{path}:{line}",
+        artifacts=[Artifact("file", path)],
+        metadata={"file": path, "line": line},
+    )
+
+
+def _commit(put: Callable[..., int], text: str, files: list[str], day: float = 1) -> int:
+    """A commit that changed ``files``, as git ingestion stores it."""
+    sha = f"{abs(hash(text)):040x}"[:40]
+    return put(
+        text,
+        Kind.EPISODE,
+        day,
+        source="git",
+        source_id=sha,
+        artifacts=[Artifact("commit", sha)],
+        anchors=[Anchor(AnchorType.FILE, f) for f in files],
+        metadata={"sha": sha, "files": files},
+    )
+
+
+def _statuses(store: MemoryStore) -> dict[tuple[int, int], ContradictionStatus]:
+    return {(c.memory_a, c.memory_b): c.status for c in store.contradictions.query(None)}
+
+
+def test_a_weak_local_finding_is_recorded_suspected_and_never_open(
+    store: MemoryStore, put: Callable[..., int]
+) -> None:
+    a = put("Always squash commits before merging.", Kind.CONVENTION, 0)
+    b = put("Never squash commits before merging.", Kind.CONVENTION, 1)
+    (cid,) = scan_and_record(store, [b])
+    # what the context engine asks for the memories of a file: nothing
+    assert store.contradictions.query(ContradictionStatus.OPEN, memory_ids=[a, b]) == []
+    (c,) = store.contradictions.query(ContradictionStatus.SUSPECTED)
+    assert c.id == cid and c.reason is not None and c.reason.startswith("polarity:")
+    assert not any(e.type is EdgeType.CONTRADICTS for e in store.graph.edges(a, direction="both"))
+
+
+@pytest.mark.parametrize(
+    ("type_", "status"),
+    [
+        ("value", ContradictionStatus.SUSPECTED),
+        ("preference", ContradictionStatus.SUSPECTED),
+        ("changed", ContradictionStatus.SUSPECTED),
+        ("polarity", ContradictionStatus.SUSPECTED),
+        ("superseded", ContradictionStatus.OPEN),
+        ("amended", ContradictionStatus.OPEN),
+        ("judged", ContradictionStatus.OPEN),
+    ],
+)
+def test_record_opens_only_strong_evidence(
+    store: MemoryStore, put: Callable[..., int], type_: str, status: ContradictionStatus
+) -> None:
+    a, b = put("one side", Kind.FACT, 0), put("the other side", Kind.FACT, 1)
+    (cid,) = record(store, [Conflict(a, b, type_, "why", 0.7)])
+    assert store.contradictions.get(cid).status is status
+    edges = [e for e in store.graph.edges(a, direction="both") if e.type is EdgeType.CONTRADICTS]
+    assert bool(edges) is (status is ContradictionStatus.OPEN)
+
+
+def test_a_record_superseding_another_and_a_judge_open_a_contradiction(
+    store: MemoryStore, put: Callable[..., int]
+) -> None:
+    old = put(
+        "ADR 4: DNS definitions\nStatus: accepted\n\nDecision: one private zone per stack.",
+        Kind.DECISION,
+        0,
+        metadata={"number": 4},
+    )
+    new = put(
+        "ADR 15: DNS infrastructure\nStatus: accepted\n\nDecision: Route53 zones per "
+        "stack. Supersedes ADR 4.",
+        Kind.DECISION,
+        5,
+        metadata={"number": 15},
+    )
+    (cid,) = scan_and_record(store, [new])
+    (c,) = store.contradictions.query(ContradictionStatus.OPEN, memory_ids=[old])
+    assert c.id == cid and c.reason is not None and c.reason.startswith("superseded:")
+    # a judge's verdict is strong evidence too, even for what the local rules only suspect
+    a = put("Always squash commits before merging.", Kind.CONVENTION, 0)
+    b = put("Never squash commits before merging.", Kind.CONVENTION, 1)
+    (jid,) = scan_and_record(store, [b], judge=lambda x, y: Verdict(True, "they disagree"))
+    assert store.contradictions.get(jid).status is ContradictionStatus.OPEN
+    assert _statuses(store)[(a, b)] is ContradictionStatus.OPEN
+
+
+def test_a_fact_key_with_two_values_opens_a_contradiction(store: MemoryStore) -> None:
+    a = store.add(NewMemory(text="The db port is 5432", fact_key="db.port", fact_value="5432"))
+    b = store.add(NewMemory(text="The db port is 6543", fact_key="db.port", fact_value="6543"))
+    out = consolidate.run(store)
+    assert (out["contradictionsOpened"], out["contradictionsSuspected"]) == (1, 0)
+    (c,) = store.contradictions.query(ContradictionStatus.OPEN, memory_ids=[a.id])
+    assert (c.memory_a, c.memory_b) == (a.id, b.id) and c.reason == "different values for db.port"
+
+
+def test_two_sections_of_one_file_never_contradict(
+    store: MemoryStore, put: Callable[..., int]
+) -> None:
+    # the same two texts from two files: suspected (so the rule would fire)
+    x = _rule(put, "The API server listens on port 8080.", "AGENTS.md", 3)
+    y = _rule(put, "The API server listens on port 9090.", "CLAUDE.md", 3)
+    assert [c.type for c in _pair(store, x, y)] == ["value"]
+    # … from two sections of one file: never recorded, not even suspected
+    a = _rule(put, "The admin server listens on port 7070.", "CONTRIBUTING.md", 10)
+    b = _rule(put, "The admin server listens on port 7171.", "CONTRIBUTING.md", 40)
+    assert _pair(store, a, b) == []
+    assert scan_and_record(store, [a, b]) != []  # x and y are recorded …
+    assert (a, b) not in _statuses(store)  # … a and b are not
+
+
+def test_a_commit_never_contradicts_the_rule_file_or_record_it_changed(
+    store: MemoryStore, put: Callable[..., int]
+) -> None:
+    rule = _rule(put, "The API server listens on port 8080.", "AGENTS.md", 3)
+    elsewhere = _commit(put, "The API server listens on port 9090.", ["server.py"], 1)
+    assert [c.type for c in _pair(store, rule, elsewhere)] == ["value"]  # the control
+    touched = _commit(put, "The API server listens on port 9091.", ["server.py", "AGENTS.md"], 2)
+    assert _pair(store, rule, touched) == []
+    # the project may sit below the git root: the commit's path is longer
+    below = _commit(put, "The API server listens on port 9092.", ["svc/AGENTS.md"], 3)
+    assert _pair(store, rule, below) == []
+    record_id = put(
+        "ADR 7: Admin port\nStatus: accepted\n\nDecision: The admin console listens on port 7070.",
+        Kind.DECISION,
+        0,
+        source="adr",
+        source_id="docs/adr/0007-admin-port.md",
+        artifacts=[Artifact("adr", "docs/adr/0007-admin-port.md")],
+        metadata={"number": 7},
+    )
+    added = _commit(
+        put, "The admin console listens on port 7171.", ["docs/adr/0007-admin-port.md"], 4
+    )
+    assert _pair(store, record_id, added) == []
+
+
+def test_a_commit_and_a_rule_never_conflict_by_polarity_or_change_wording_alone(
+    store: MemoryStore, put: Callable[..., int]
+) -> None:
+    never = _rule(put, "Never run pytest directly.", "AGENTS.md", 5)
+    hooks = _rule(put, "Never skip pre-commit hooks before commits.", "AGENTS.md", 9)
+    ci = _commit(put, "Run the coverage suite with pytest-cov enabled.", [".github/ci.yml"], 1)
+    skip = _commit(put, "Skip pre-commit hooks before commits on test files.", ["hooks.yml"], 2)
+    assert _pair(store, never, ci) == [] and _pair(store, hooks, skip) == []
+    # the same wording between two rule files is still suspected: the detector fires
+    other = _rule(put, "Skip pre-commit hooks before commits on the test files.", "CLAUDE.md")
+    assert [c.type for c in _pair(store, hooks, other)] == ["polarity"]
+    # a commit that names what replaces something the rule names is still a candidate
+    selenium = _rule(put, "Use Selenium for browser automation in the scraper tests.", "CLAUDE.md")
+    swap = _commit(
+        put, "Replace Selenium with Playwright for browser automation in the scraper tests", [], 3
+    )
+    assert [c.type for c in _pair(store, selenium, swap)] == ["changed"]
+    scan_and_record(store, [selenium, swap])
+    assert _statuses(store)[(selenium, swap)] is ContradictionStatus.SUSPECTED
+
+
+def test_a_suspected_contradiction_reaches_a_context_only_once_confirmed(
+    store: MemoryStore,
+) -> None:
+    from predictive.engine import ContextEngine, ContextRequest
+
+    path = "src/payments/amounts.py"
+    on_file = [Anchor.parse(f"file:{path}")]
+    a = store.add(NewMemory("Amounts are stored in cents", kind=Kind.DECISION, anchors=on_file))
+    b = store.add(
+        NewMemory("Amounts are stored as decimal dollars", kind=Kind.DECISION, anchors=on_file)
+    )
+    cid = store.contradictions.add(a.id, b.id, reason="value: cents vs dollars", status="suspected")
+
+    def critical() -> set[str]:
+        result = ContextEngine(store).assemble(ContextRequest(path=path, text="x = 1\n"))
+        return {i.key for i in result.items if i.tier.value == "critical"}
+
+    assert f"c{cid}" not in critical()
+    store.contradictions.confirm(cid)
+    assert f"c{cid}" in critical()

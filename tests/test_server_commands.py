@@ -296,6 +296,34 @@ async def test_contradictions_lists_the_open_ones(client: LanguageClient):
     assert mine["status"] == "open" and mine["a"]["text"]
 
 
+async def test_a_suspected_contradiction_is_listed_for_review_and_confirmed(
+    client: LanguageClient,
+):
+    a = await remember(client, "Queue workers run on spot instances.", kind="decision")
+    b = await remember(client, "The docs site is built nightly.", kind="decision")
+    store = await db(client)
+    cid = store.contradictions.add(a, b, reason="value: 3 vs 5", status="suspected")
+    store.close()
+    review = await run(client, "contradictions")
+    assert review["status"] == "review"
+    mine = next(c for c in review["contradictions"] if c["id"] == cid)
+    assert mine["status"] == "suspected" and mine["reason"] == "value: 3 vs 5"
+    opened = await run(client, "contradictions", {"status": "open"})
+    assert cid not in [c["id"] for c in opened["contradictions"]]
+    suspected = await run(client, "contradictions", {"status": "suspected"})
+    assert cid in [c["id"] for c in suspected["contradictions"]]
+    assert {c["status"] for c in suspected["contradictions"]} == {"suspected"}
+    assert (await run(client, "stats"))["contradictionsSuspected"] >= 1
+    got = await run(client, "resolveContradiction", {"id": cid, "resolution": "confirm"})
+    assert got["status"] == "open" and got["resolution"] is None
+    opened = await run(client, "contradictions", {"status": "open"})
+    assert cid in [c["id"] for c in opened["contradictions"]]
+    message = await expect_error(
+        INVALID_PARAMS, run(client, "resolveContradiction", {"id": cid, "resolution": "confirm"})
+    )
+    assert "only a suspected one is confirmed" in message
+
+
 async def test_resolve_a_wins_supersedes_the_loser(client: LanguageClient):
     cid, a, b = await contradiction(client, "Logs go to stdout.", "Logs go to a file.")
     got = await run(

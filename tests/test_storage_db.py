@@ -322,3 +322,79 @@ def test_reindex_lets_other_writers_in_between_batches(tmp_path: Path) -> None:
     store.close()
     assert got_in == list(range(100, 1_001, 100))
     assert result["fts_rows"] == 1_000
+
+
+def test_migration_7_turns_weak_open_contradictions_into_suspected_ones(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 19: an old store's open contradictions found by a weak local rule (value,
+    preference, changed, polarity: the reason's prefix) become suspected and lose their
+    CONTRADICTS edge; strong ones (a record superseding another, a judge, a fact key, one
+    added by hand) stay open, settled ones stay settled; ids, data and index are kept."""
+    old, new = tmp_path / "old.db", tmp_path / "new.db"
+    monkeypatch.setattr(dbmod, "MIGRATIONS", MIGRATIONS[:6])
+    reasons = {
+        "polarity": "polarity: one says not — “Never run pytest” — the other says so",
+        "value": "value: port: 8080 vs 9090",
+        "preference": "preference: pytest over unittest / unittest over pytest",
+        "changed": "changed: later: “Replace Selenium” — earlier: “Use Selenium”",
+        "superseded": "superseded: record 15 supersedes record 4",
+        "amended": "amended: record 33 in part supersedes record 3",
+        "judged": "judged: the model says they disagree",
+        "fact": "different values for db.port",
+        "by hand": None,
+        "settled": "changed: later: “dropped X” — earlier: “use X”",
+    }
+    ids: dict[str, int] = {}
+    with MemoryStore(old, embedder=HashingEmbedder(dim=16)) as s:
+        assert s.conn.pragma("user_version") == 6
+        for n, (name, reason) in enumerate(reasons.items()):
+            a = s.add(NewMemory(text=f"memory {n} one side")).id
+            b = s.add(NewMemory(text=f"memory {n} other side")).id
+            ids[name] = s.contradictions.add(a, b, reason=reason, confidence=0.7)
+        s.contradictions.resolve(ids["settled"], "both_valid", note="kept")
+        before = {
+            r[0]: r[1:]
+            for r in s.conn.execute(
+                "SELECT id, memory_a, memory_b, reason, confidence, detected_at, note "
+                "FROM contradictions"
+            )
+        }
+    monkeypatch.undo()
+    with MemoryStore(old, embedder=HashingEmbedder(dim=16)) as s:
+        assert s.conn.pragma("user_version") == len(MIGRATIONS) == 7
+        status = {c.id: c.status.value for c in s.contradictions.query(None)}
+        weak = ("polarity", "value", "preference", "changed")
+        assert {name: status[cid] for name, cid in ids.items()} == {
+            **{name: "suspected" for name in weak},
+            **{name: "open" for name in ("superseded", "amended", "judged", "fact", "by hand")},
+            "settled": "resolved",
+        }
+        after = {
+            r[0]: r[1:]
+            for r in s.conn.execute(
+                "SELECT id, memory_a, memory_b, reason, confidence, detected_at, note "
+                "FROM contradictions"
+            )
+        }
+        assert after == before
+        # only what is not suspected keeps its CONTRADICTS edge (both directions)
+        edged = {
+            (min(x, y), max(x, y))
+            for x, y in s.conn.execute(
+                "SELECT source_id, target_id FROM edges WHERE type = 'CONTRADICTS'"
+            )
+        }
+        pairs = {name: tuple(before[cid][:2]) for name, cid in ids.items()}
+        assert edged == {pairs[name] for name in pairs if name not in weak}
+        assert {c.id for c in s.contradictions.query()} == {
+            ids[n] for n in ("superseded", "amended", "judged", "fact", "by hand")
+        }
+        with pytest.raises(apsw.ConstraintError):
+            s.conn.execute("UPDATE contradictions SET status = 'bogus' WHERE id = ?", (1,))
+        # the migrated table and its index are the ones a new store gets
+        with MemoryStore(new, embedder=HashingEmbedder(dim=16)) as fresh:
+            assert _schema(s.conn) == _schema(fresh.conn)
+        assert ("contradictions_open",) in s.conn.execute(
+            "SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'contradictions'"
+        ).fetchall()

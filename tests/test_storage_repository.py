@@ -723,6 +723,67 @@ def test_resolve_contradiction(store: MemoryStore, add: AddFn, resolution: str) 
     assert store.contradictions.query() == []
 
 
+def test_a_suspected_contradiction_waits_for_review_until_confirmed(
+    store: MemoryStore, add: AddFn
+) -> None:
+    """Issue 19: a weak finding is recorded suspected: not open (no context shows it), no
+    CONTRADICTS edge; the user's confirmation opens it, once."""
+    a, b, c = add("tabs"), add("spaces"), add("unrelated")
+    cid = store.contradictions.add(a, b, reason="polarity: x", status="suspected")
+    assert store.contradictions.add(b, a, status=ContradictionStatus.SUSPECTED) == cid
+    assert store.contradictions.query() == []
+    assert store.contradictions.query(ContradictionStatus.OPEN, memory_ids=[a, b]) == []
+    (con,) = store.contradictions.query(ContradictionStatus.SUSPECTED)
+    assert con.id == cid and con.status is ContradictionStatus.SUSPECTED
+    assert [x.id for x in store.contradictions.query(["open", "suspected"])] == [cid]
+    assert count_rows(store, "edges", "type = 'CONTRADICTS'") == 0
+    st = store.stats()
+    assert (st.contradictions_open, st.contradictions_suspected) == (0, 1)
+    with pytest.raises(InvalidInput, match="open or suspected"):
+        store.contradictions.add(a, c, status="resolved")
+    with pytest.raises(NotFound):
+        store.contradictions.confirm(999)
+
+    confirmed = store.contradictions.confirm(cid, note="they really disagree")
+    assert confirmed.status is ContradictionStatus.OPEN
+    assert confirmed.note == "confirmed: they really disagree"
+    assert [x.id for x in store.contradictions.query(memory_ids=[a])] == [cid]
+    assert count_rows(store, "edges", "type = 'CONTRADICTS'") == 2
+    st = store.stats()
+    assert (st.contradictions_open, st.contradictions_suspected) == (1, 0)
+    with pytest.raises(InvalidInput, match="is open, not suspected"):
+        store.contradictions.confirm(cid)
+    # recording it again as suspected does not take it back
+    assert store.contradictions.add(a, b, status="suspected") == cid
+    assert store.contradictions.get(cid).status is ContradictionStatus.OPEN
+
+
+def test_strong_evidence_opens_a_suspected_pair(store: MemoryStore, add: AddFn) -> None:
+    a, b = add("port 8080"), add("port 9090")
+    cid = store.contradictions.add(a, b, reason="value: port", status="suspected")
+    assert store.contradictions.add(a, b, reason="different values for port") == cid
+    con = store.contradictions.get(cid)
+    assert con.status is ContradictionStatus.OPEN and con.reason == "different values for port"
+    assert count_rows(store, "edges", "type = 'CONTRADICTS'") == 2
+
+
+@pytest.mark.parametrize("how", ["a_wins", "dismiss"])
+def test_a_suspected_contradiction_is_settled_like_an_open_one(
+    store: MemoryStore, add: AddFn, how: str
+) -> None:
+    a, b = add("use tabs"), add("use spaces")
+    cid = store.contradictions.add(a, b, status="suspected")
+    if how == "dismiss":
+        con = store.contradictions.dismiss(cid, "not one")
+        assert con.status is ContradictionStatus.DISMISSED
+    else:
+        con = store.contradictions.resolve(cid, how)
+        assert con.status is ContradictionStatus.RESOLVED and store.get(b).superseded_by == a
+    assert store.contradictions.query(["open", "suspected"]) == []
+    with pytest.raises(InvalidInput, match="not suspected"):
+        store.contradictions.confirm(cid)
+
+
 def test_resolve_merged(store: MemoryStore, add: AddFn, snapshot: Callable[[], object]) -> None:
     a, b = add("deploy with make"), add("deploy with just")
     cid = store.contradictions.add(a, b)

@@ -1,5 +1,7 @@
-"""Contradictions: list them, settle them (a_wins | b_wins | both_valid | merged, with a note),
-or dismiss one that is not a contradiction at all (both memories stay untouched).
+"""Contradictions: list them (by default the review list: open ones, then suspected ones),
+settle them (a_wins | b_wins | both_valid | merged, with a note), confirm a suspected one (it
+becomes open: shown with its memories), or dismiss one that is not a contradiction at all
+(both memories stay untouched).
 
 The loser of a_wins/b_wins is superseded by the winner, never deleted; ``merged`` takes the id
 of a memory that merges both or its text (stored as a new memory derived from both)."""
@@ -16,6 +18,7 @@ from storage import (
     EdgeType,
     MemoryStore,
     NewMemory,
+    NotFound,
     Resolution,
 )
 
@@ -43,18 +46,36 @@ def view(store: MemoryStore, c: Contradiction, merged_id: int | None = None) -> 
     )
 
 
+REVIEW = (ContradictionStatus.OPEN, ContradictionStatus.SUSPECTED)
+"""What ``review`` lists: the contradictions not settled yet, open ones first."""
+_ORDER = {s: i for i, s in enumerate(ContradictionStatus)}
+
+
 def contradictions(store: MemoryStore, a: ContradictionsArgs) -> ContradictionList:
-    status = None if a.status == "all" else ContradictionStatus(a.status)
-    found = store.contradictions.query(status)[: a.limit]
+    if a.status == "all":
+        found = store.contradictions.query(None)
+    elif a.status == "review":
+        found = store.contradictions.query(REVIEW)
+    else:
+        found = store.contradictions.query(ContradictionStatus(a.status))
+    # open before suspected (each newest first, as stored)
+    found = sorted(found, key=lambda c: _ORDER[c.status])[: a.limit]
     return ContradictionList(a.status, tuple(view(store, c) for c in found))
 
 
 def resolve_contradiction(store: MemoryStore, a: ResolveArgs) -> ContradictionView:
-    existing = {c.id: c for c in store.contradictions.query(None)}
-    c = existing.get(a.id)
-    if c is None:
-        raise ArgumentError("id", f"no contradiction #{a.id}")
-    if c.status is not ContradictionStatus.OPEN:
+    try:
+        c = store.contradictions.get(a.id)
+    except NotFound:
+        raise ArgumentError("id", f"no contradiction #{a.id}") from None
+    if a.resolution == "confirm":
+        if c.status is not ContradictionStatus.SUSPECTED:
+            raise ArgumentError(
+                "id",
+                f"contradiction #{a.id} is {c.status.value}: only a suspected one is confirmed",
+            )
+        return view(store, store.contradictions.confirm(a.id, a.note))
+    if c.status not in REVIEW:
         raise ArgumentError("id", f"contradiction #{a.id} is already {c.status.value}")
     if a.resolution == "dismissed":
         return view(store, store.contradictions.dismiss(a.id, a.note))

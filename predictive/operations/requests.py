@@ -26,8 +26,10 @@ KindName = Literal[
 ScopeName = Literal["user", "project", "system"]
 LevelName = Literal["index", "compressed", "summary", "full", "related"]
 ModeName = Literal["hybrid", "keyword", "vector"]
-StatusName = Literal["open", "resolved", "dismissed", "all"]
-ResolutionName = Literal["a_wins", "b_wins", "both_valid", "merged", "dismissed"]
+StatusName = Literal["review", "open", "suspected", "resolved", "dismissed", "all"]
+"""Which contradictions to list; ``review``: open and suspected (what awaits the user)."""
+ResolutionName = Literal["a_wins", "b_wins", "both_valid", "merged", "dismissed", "confirm"]
+"""How to settle a contradiction; ``confirm`` turns a suspected one into an open one."""
 ActivityName = Literal["debugging", "feature", "review", "refactor", "deploy", "general"]
 
 
@@ -178,7 +180,7 @@ class FolderArgs:
 
 @dataclass(frozen=True)
 class ContradictionsArgs:
-    status: StatusName = "open"
+    status: StatusName = "review"
     limit: int = 50
     folder: str | None = None
 

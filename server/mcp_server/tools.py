@@ -388,11 +388,13 @@ def register(app: MCPServer, backend: Backend) -> None:
 
     @app.tool(annotations=READ_ONLY)
     async def contradictions(
-        status: Literal["open", "resolved", "dismissed", "all"] = "open",
+        status: Literal["review", "open", "suspected", "resolved", "dismissed", "all"] = "review",
         limit: Annotated[int, Field(ge=1, le=200)] = 20,
         budget: Annotated[int, _budget(3000)] = 3000,
     ) -> CallToolResult:
-        """Pairs of memories that contradict each other, both sides cited."""
+        """Pairs of memories that contradict each other, both sides cited, each with its
+        status: open (strong evidence or confirmed), suspected (a weak local finding, never
+        shown in a context until confirmed); ``review`` (default) lists both."""
 
         def work(store: MemoryStore) -> dict[str, Any]:
             out = ops.contradictions(store, ContradictionsArgs(status, limit)).to_dict()
@@ -409,14 +411,15 @@ def register(app: MCPServer, backend: Backend) -> None:
     @app.tool(annotations=WRITES)
     async def resolve(
         id: Annotated[int, Field(ge=1, description="the contradiction's id")],
-        resolution: Literal["a_wins", "b_wins", "both_valid", "merged", "dismissed"],
+        resolution: Literal["a_wins", "b_wins", "both_valid", "merged", "dismissed", "confirm"],
         note: str | None = None,
         merged_id: Annotated[int | None, Field(ge=1)] = None,
         merged_text: str | None = None,
         budget: Annotated[int, _budget(1500)] = 1500,
     ) -> CallToolResult:
-        """Resolve an open contradiction: one side wins, both stay valid, merged (give the
-        merged memory's id or text), or dismissed."""
+        """Resolve an open or suspected contradiction: one side wins, both stay valid, merged
+        (give the merged memory's id or text), or dismissed; ``confirm`` makes a suspected
+        one open."""
 
         def work(store: MemoryStore) -> dict[str, Any]:
             args = ResolveArgs(id, resolution, note, merged_id, merged_text)

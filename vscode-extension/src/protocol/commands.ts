@@ -43,6 +43,13 @@ export type Activity = 'debugging' | 'feature' | 'review' | 'refactor' | 'deploy
 export type Level = 'index' | 'compressed' | 'summary' | 'full';
 export type Resolution = 'a_wins' | 'b_wins' | 'both_valid' | 'merged' | 'dismissed';
 export const RESOLUTIONS: readonly Resolution[] = ['a_wins', 'b_wins', 'both_valid', 'merged', 'dismissed'];
+/** How a contradiction is settled, or `confirm`: a suspected one is real (it becomes open). */
+export type ResolveAction = Resolution | 'confirm';
+/**
+ * `open`: shown in contexts (strong evidence or confirmed); `suspected`: a weak local finding,
+ * only listed for review until confirmed or dismissed.
+ */
+export type ContradictionStatus = 'open' | 'suspected' | 'resolved' | 'dismissed';
 export const INGEST_SOURCES = ['git', 'adr', 'rules', 'chats', 'all'] as const;
 export type IngestSource = (typeof INGEST_SOURCES)[number];
 
@@ -115,13 +122,14 @@ export interface ForgetArgs extends FolderArg {
 }
 
 export interface ContradictionsArgs extends FolderArg {
-  status?: 'open' | 'resolved' | 'dismissed' | 'all';
+  /** `review` (the default): open and suspected ones. */
+  status?: 'review' | ContradictionStatus | 'all';
   limit?: number;
 }
 
 export interface ResolveContradictionArgs extends FolderArg {
   id: number;
-  resolution: Resolution;
+  resolution: ResolveAction;
   note?: string;
   mergedId?: number;
   mergedText?: string;
@@ -282,7 +290,7 @@ export interface Contradiction {
   id: number;
   a: ContradictionSide | null;
   b: ContradictionSide | null;
-  status: 'open' | 'resolved' | 'dismissed';
+  status: ContradictionStatus;
   resolution: Resolution | null;
   note: string | null;
   reason: string | null;
@@ -308,6 +316,7 @@ export interface StatsResult {
   bySource: Record<string, number>;
   edges: number;
   contradictionsOpen: number;
+  contradictionsSuspected: number;
   embedded: number;
   pendingEmbeddings: number;
   generation: number;

@@ -1,19 +1,31 @@
 /** Resolve Contradictions, Ingest History, Consolidate Memory, Memory Stats, Claude Code import. */
 import * as vscode from 'vscode';
 import { INGEST_SOURCES } from '../protocol/commands';
-import type { Contradiction, IngestSource, Resolution } from '../protocol/commands';
+import type { Contradiction, IngestSource, ResolveAction } from '../protocol/commands';
 import { refFrom } from '../view/args';
-import { contradictionLabel, firstLine, renderContradiction, renderIngest, renderObject } from '../view/format';
+import {
+  contradictionCounts,
+  contradictionLabel,
+  firstLine,
+  renderContradiction,
+  renderIngest,
+  renderObject,
+} from '../view/format';
 import { chooseFolder, guarded } from './common';
 import type { Services } from './common';
 import { runJob } from './progress';
 
 interface ResolutionItem extends vscode.QuickPickItem {
-  resolution: Resolution;
+  resolution: ResolveAction;
 }
 
 function resolutionItems(c: Contradiction): ResolutionItem[] {
+  const confirm: ResolutionItem[] =
+    c.status === 'suspected'
+      ? [{ resolution: 'confirm', label: 'It is a contradiction', description: 'confirm it: shown in contexts from now on' }]
+      : [];
   return [
+    ...confirm,
     { resolution: 'a_wins', label: 'A is right', detail: firstLine(c.a?.text ?? '', 200), description: 'B is superseded' },
     { resolution: 'b_wins', label: 'B is right', detail: firstLine(c.b?.text ?? '', 200), description: 'A is superseded' },
     { resolution: 'both_valid', label: 'Both are valid', description: 'they apply in different cases' },
@@ -30,17 +42,17 @@ export async function resolveContradictions(s: Services, arg?: unknown): Promise
       return;
     }
     const api = s.manager.api;
-    const open = (await api.contradictions({ status: 'open', limit: 200, folder })).contradictions;
+    const open = (await api.contradictions({ status: 'review', limit: 200, folder })).contradictions;
     let chosen = ref ? open.find((c) => c.id === ref.id) : undefined;
     if (!chosen) {
       if (open.length === 0) {
-        void vscode.window.showInformationMessage('Living Memory: there are no open contradictions.');
+        void vscode.window.showInformationMessage('Living Memory: there are no open or suspected contradictions.');
         await s.view.refresh();
         return;
       }
       const picked = await vscode.window.showQuickPick(
         open.map((c) => ({ label: contradictionLabel(c), detail: c.reason ?? undefined, c })),
-        { title: 'Resolve Contradictions', placeHolder: `${open.length} open — pick one`, matchOnDetail: true },
+        { title: 'Resolve Contradictions', placeHolder: `${contradictionCounts(open)} — pick one`, matchOnDetail: true },
       );
       if (!picked) {
         return;
@@ -86,8 +98,10 @@ export async function resolveContradictions(s: Services, arg?: unknown): Promise
       folder,
     });
     void vscode.window.showInformationMessage(
-      `Contradiction #${result.id} resolved (${result.resolution ?? resolution.resolution})` +
-        (result.mergedId ? `; merged into #${result.mergedId}.` : '.'),
+      resolution.resolution === 'confirm'
+        ? `Contradiction #${result.id} confirmed: it is open and shown with its memories.`
+        : `Contradiction #${result.id} resolved (${result.resolution ?? resolution.resolution})` +
+            (result.mergedId ? `; merged into #${result.mergedId}.` : '.'),
     );
     await s.view.refresh();
   });

@@ -1,6 +1,6 @@
 /**
- * The "Living Memory" view in the explorer: the current context grouped by tier, and the open
- * contradictions. Items open their full text.
+ * The "Living Memory" view in the explorer: the current context grouped by tier, and the
+ * contradictions to review (open ones, then suspected ones, marked). Items open their full text.
  */
 import * as vscode from 'vscode';
 import type { ServerManager } from '../client/serverManager';
@@ -9,7 +9,7 @@ import type { Contradiction } from '../protocol/commands';
 import { TIERS } from '../protocol/notifications';
 import type { ContextItem, ContextUpdatedParams, Tier } from '../protocol/notifications';
 import type { ContextStore } from '../view/contextStore';
-import { contradictionLabel, formatTokens, kindIcon, TIER_TITLES } from '../view/format';
+import { contradictionCounts, contradictionLabel, formatTokens, kindIcon, TIER_TITLES } from '../view/format';
 import { activeFileUri } from './common';
 
 type Node =
@@ -58,7 +58,7 @@ export class MemoryView implements vscode.TreeDataProvider<Node>, vscode.Disposa
     const update = this.store.current(activeFileUri());
     if (this.view.visible && update && this.manager.state === 'running') {
       try {
-        const result = await this.manager.api.contradictions({ status: 'open', folder: update.folder });
+        const result = await this.manager.api.contradictions({ status: 'review', folder: update.folder });
         this.contradictions = { folder: update.folder, list: result.contradictions };
       } catch (e) {
         this.manager.log.warn(`listing contradictions failed: ${String(e)}`);
@@ -85,7 +85,7 @@ export class MemoryView implements vscode.TreeDataProvider<Node>, vscode.Disposa
         return this.tierChildren(node.update, node.tier);
       case 'contradictions':
         return node.list.length === 0
-          ? [{ type: 'message', text: 'No open contradictions' }]
+          ? [{ type: 'message', text: 'No open or suspected contradictions' }]
           : node.list.map((contradiction) => ({ type: 'contradiction', contradiction, folder: node.folder }));
       default:
         return [];
@@ -135,7 +135,7 @@ export class MemoryView implements vscode.TreeDataProvider<Node>, vscode.Disposa
           'Contradictions',
           node.list.length > 0 ? vscode.TreeItemCollapsibleState.Expanded : vscode.TreeItemCollapsibleState.Collapsed,
         );
-        item.description = `${node.list.length} open`;
+        item.description = contradictionCounts(node.list);
         item.iconPath = new vscode.ThemeIcon('git-compare');
         item.id = 'contradictions';
         return item;
@@ -143,9 +143,13 @@ export class MemoryView implements vscode.TreeDataProvider<Node>, vscode.Disposa
       case 'contradiction': {
         const c = node.contradiction;
         const item = new vscode.TreeItem(contradictionLabel(c), vscode.TreeItemCollapsibleState.None);
-        item.tooltip = `${c.a?.text ?? ''}\n\n⟷\n\n${c.b?.text ?? ''}${c.reason ? `\n\n(${c.reason})` : ''}`;
+        const suspected = c.status === 'suspected';
+        item.tooltip =
+          (suspected ? 'Suspected (a weak finding, not in any context until confirmed)\n\n' : '') +
+          `${c.a?.text ?? ''}\n\n⟷\n\n${c.b?.text ?? ''}${c.reason ? `\n\n(${c.reason})` : ''}`;
+        item.description = c.status;
         item.contextValue = 'contradiction';
-        item.iconPath = new vscode.ThemeIcon('warning');
+        item.iconPath = new vscode.ThemeIcon(suspected ? 'question' : 'warning');
         item.command = {
           command: COMMANDS.resolveContradictions.id,
           title: 'Resolve',

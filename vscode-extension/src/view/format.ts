@@ -218,6 +218,12 @@ function side(label: string, s: ContradictionSide | null): string[] {
 
 export function renderContradiction(c: Contradiction): string {
   const lines = [`# Contradiction #${c.id} (${c.status})`, ''];
+  if (c.status === 'suspected') {
+    lines.push(
+      '*Suspected: a weak finding of the local rules, never shown in a context until you confirm it.*',
+      '',
+    );
+  }
   if (c.reason) {
     lines.push(`*${c.reason}*${c.confidence === null ? '' : ` — confidence ${c.confidence}`}`, '');
   }
@@ -228,10 +234,18 @@ export function renderContradiction(c: Contradiction): string {
   return lines.join('\n') + '\n';
 }
 
-/** One line per memory of a contradiction, for pickers. */
+/** One line per memory of a contradiction, for pickers; a suspected one says so. */
 export function contradictionLabel(c: Contradiction): string {
   const short = (s: ContradictionSide | null) => (s ? s.label || s.text : '(missing)');
-  return `#${c.id}: ${short(c.a)} ⟷ ${short(c.b)}`;
+  const mark = c.status === 'suspected' ? ' (suspected)' : '';
+  return `#${c.id}${mark}: ${short(c.a)} ⟷ ${short(c.b)}`;
+}
+
+/** How many of a list of contradictions are open and how many suspected: "2 open, 5 suspected". */
+export function contradictionCounts(list: readonly Contradiction[]): string {
+  const open = list.filter((c) => c.status === 'open').length;
+  const suspected = list.filter((c) => c.status === 'suspected').length;
+  return suspected > 0 ? `${open} open, ${suspected} suspected` : `${open} open`;
 }
 
 export interface FlatNode {

@@ -232,12 +232,36 @@ describe('usage and lifecycle', () => {
 });
 
 describe('contradictions', () => {
-  async function contradiction(a: string, b: string): Promise<{ id: number; a: number; b: number }> {
+  async function contradiction(
+    a: string,
+    b: string,
+    status: 'open' | 'suspected' = 'open',
+  ): Promise<{ id: number; a: number; b: number }> {
     const ida = await remember(a, 'decision');
     const idb = await remember(b, 'decision');
     const db = (await server.api.stats({ folder: repoUri() })).dbPath;
-    return { id: addContradiction(db, ida, idb), a: ida, b: idb };
+    return { id: addContradiction(db, ida, idb, 'they disagree', status), a: ida, b: idb };
   }
+
+  test('a suspected one is listed for review, marked, and confirmed into an open one', async () => {
+    const c = await contradiction('Jobs run on spot instances.', 'The docs site builds nightly.', 'suspected');
+    const review = await server.api.contradictions({ folder: repoUri() });
+    assert.equal(review.status, 'review');
+    assert.equal(review.contradictions.find((x) => x.id === c.id)?.status, 'suspected');
+    const open = await server.api.contradictions({ status: 'open', folder: repoUri() });
+    assert.ok(!open.contradictions.some((x) => x.id === c.id));
+    assert.ok((await server.api.stats({ folder: repoUri() })).contradictionsSuspected >= 1);
+    const got = await server.api.resolveContradiction({ id: c.id, resolution: 'confirm', folder: repoUri() });
+    assert.equal(got.status, 'open');
+    assert.equal(got.resolution, null);
+    const now = await server.api.contradictions({ status: 'open', folder: repoUri() });
+    assert.ok(now.contradictions.some((x) => x.id === c.id));
+    await fails(
+      server.api.resolveContradiction({ id: c.id, resolution: 'confirm', folder: repoUri() }),
+      'invalid',
+      /only a suspected one/,
+    );
+  });
 
   test('the open ones are listed with both sides in full', async () => {
     const c = await contradiction('API errors are JSON.', 'API errors are plain text.');

@@ -20,13 +20,19 @@ import json, sys
 from storage import MemoryStore
 a = json.loads(sys.argv[1])
 store = MemoryStore(a["db"])
-print(store.contradictions.add(a["a"], a["b"], reason=a["reason"], confidence=0.8))
+print(store.contradictions.add(a["a"], a["b"], reason=a["reason"], confidence=0.8, status=a["status"]))
 store.close()
 `;
 
-/** Records a contradiction between two memories; its id. */
-export function addContradiction(db: string, a: number, b: number, reason = 'they disagree'): number {
-  return Number(runPython(ADD_CONTRADICTION, { db, a, b, reason }).trim());
+/** Records a contradiction between two memories (open, or suspected: for review only); its id. */
+export function addContradiction(
+  db: string,
+  a: number,
+  b: number,
+  reason = 'they disagree',
+  status: 'open' | 'suspected' = 'open',
+): number {
+  return Number(runPython(ADD_CONTRADICTION, { db, a, b, reason, status }).trim());
 }
 
 const ADD_UNEMBEDDED = `

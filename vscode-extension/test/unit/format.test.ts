@@ -2,10 +2,12 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import type { Contradiction, ExploreResult } from '../../src/protocol/commands';
 import {
+  contradictionCounts,
   contradictionLabel,
   firstLine,
   flattenExplore,
   formatTokens,
+  renderContradiction,
   renderIngest,
   renderObject,
   statusText,
@@ -179,6 +181,13 @@ describe('markdown renderings', () => {
       resolvedAt: null,
     };
     assert.equal(contradictionLabel(c), '#7: logs go to stdout ⟷ logs go to a file');
+    assert.doesNotMatch(renderContradiction(c), /Suspected/);
+    const suspected: Contradiction = { ...c, id: 8, status: 'suspected' };
+    assert.equal(contradictionLabel(suspected), '#8 (suspected): logs go to stdout ⟷ logs go to a file');
+    assert.match(renderContradiction(suspected), /^# Contradiction #8 \(suspected\)\n\n\*Suspected: .*never shown in a context/);
+    assert.equal(contradictionCounts([c]), '1 open');
+    assert.equal(contradictionCounts([c, suspected, { ...suspected, id: 9 }]), '1 open, 2 suspected');
+    assert.equal(contradictionCounts([]), '0 open');
   });
 
   test('first lines are cut with an ellipsis', () => {
