@@ -146,6 +146,10 @@ def tied(memory: Any, facts: Any) -> bool:
     # every file, and one that names a folder holding the file applies to it
     if memory.source == "rules" and not meta.get("globs"):
         return True
+    if memory.kind.value in ("convention", "preference") and not any(
+        a.type.value in ("file", "module", "symbol", "glob") for a in memory.anchors
+    ):
+        return True  # a project-wide convention (remembered, or learned from a chat)
     return memory.source == "rules" and any(
         facts.path.startswith(f"{d.rstrip('/')}/") for d in folders_named(memory.text)
     )

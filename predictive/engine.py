@@ -41,7 +41,7 @@ from predictive.restated import restated
 from predictive.retrieval import label_of
 from predictive.rule_topics import TOPIC_MIN, RuleIndex, binding
 from predictive.scoring import HybridScorer
-from predictive.selection import admit, loaded_by, place, strong
+from predictive.selection import admit, loaded_by, place
 from predictive.signals import Activity, Diagnostic, infer_activity
 from predictive.tokens import count_tokens, truncate_to_tokens
 from predictive.topics import file_topics
@@ -600,11 +600,10 @@ class ContextEngine:
                 )
             tiers[tier].append(Candidate(f"m{mid}", s, renderings, mid))
 
-        # Only a contradiction with strong evidence is put in front of the AI; the scanner's
-        # suspicions wait in the review list.
-        self._add_contradictions(
-            tiers, [c for c in open_ if strong(c.reason) or strong(c.note)], scored
-        )
+        # Only an open contradiction is put in front of the AI: one with strong evidence (an
+        # explicit supersession, one fact with two values, a judge, the user); the scanner's
+        # suspicions wait in the review list with status "suspected".
+        self._add_contradictions(tiers, open_, scored)
         self._add_index(tiers, cands, scored, facts.module)
         self._add_areas(tiers, facts.path, cands, request.as_of)
 

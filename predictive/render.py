@@ -69,7 +69,19 @@ def pointer(m: Memory, label: str | None) -> str | None:
     first = _flat(m.text.strip().split("\n", 1)[0]) if m.text.strip() else ""
     if first and len(first) <= MAX_POINTER_CHARS:
         return first
-    return whole(label)
+    return whole(label) or _lead(label or first)
+
+
+def _lead(text: str) -> str | None:
+    """The words of a cut label up to its last clause mark ("Billing note 3: Invoice 3-0…" →
+    "Billing note 3"), or None when that leaves fewer than two words."""
+    t = _flat(text).rstrip("…").rstrip()
+    marks = [m.start() for m in re.finditer(r"[:;,(]|\s[—–-]\s", t)]
+    for end in reversed(marks):
+        lead = t[:end].strip()
+        if len(lead.split()) >= 2:
+            return lead
+    return None
 
 
 def commit_renderings(m: Memory, lines: list[str], label: str | None) -> dict[Level, str]:

@@ -56,10 +56,6 @@ LOADED_BY: dict[str, frozenset[str]] = {
 """The AI tools that read each kind of always-applied rule file themselves."""
 
 
-STRONG_EVIDENCE = ("superseded", "amended", "judged", "different values for", "confirmed")
-"""Reasons of a contradiction that may reach a context: an explicit supersession, a judge's
-verdict, one fact with two values, or a user's confirmation; the local scanner's wording
-rules only suspect (they go to the review list)."""
 MANY_FILES = 8
 """A commit that touched more files than this says less about any one of them."""
 
@@ -79,11 +75,6 @@ def loaded_by(m: Memory) -> frozenset[str]:
     if m.source != "rules" or not meta.get("alwaysApply"):
         return frozenset()
     return LOADED_BY.get(str(meta.get("kind")), frozenset())
-
-
-def strong(reason: str | None) -> bool:
-    """Whether a contradiction's reason is evidence enough to show it in a context."""
-    return bool(reason) and str(reason).lower().startswith(STRONG_EVIDENCE)
 
 
 def commit_weight(m: Memory) -> float:
@@ -122,12 +113,11 @@ def admit(
             untied.append((relevance, m.id))
         elif reasons & {"background", "preference"} and m.source != "rules":
             wide.append((m.importance, m.id))  # a rule section gets in by its topic instead
-    # what is not tied to the file is at most a quarter of what is (DESIGN §5: ≥ 80 % tied)
-    room = len(kept) // UNTIED_PER_TIED
-    extra = (
-        sorted(untied, reverse=True)[:MAX_UNTIED] + sorted(wide, reverse=True)[:MAX_PROJECT_WIDE]
-    )
-    kept.update(i for _, i in extra[:room])
+    # what is found by words alone is at most a quarter of what is tied to the file (one at
+    # least: a new file has nothing tied yet); project-wide conventions apply to every file
+    room = max(1, len(kept) // UNTIED_PER_TIED)
+    kept.update(i for _, i in sorted(untied, reverse=True)[: min(MAX_UNTIED, room)])
+    kept.update(i for _, i in sorted(wide, reverse=True)[:MAX_PROJECT_WIDE])
     return kept
 
 

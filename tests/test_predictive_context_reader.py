@@ -215,9 +215,16 @@ def test_a_weak_suspicion_is_never_in_the_context(store: MemoryStore) -> None:
             anchors=[Anchor(AnchorType.FILE, "src/billing/invoice.py")],
         )
     ).id
-    store.contradictions.add(a, b, reason="polarity: one says not — the other says so")
-    result = ContextEngine(store).assemble(ContextRequest(path="src/billing/invoice.py", text=""))
+    cid = store.contradictions.add(
+        a, b, reason="polarity: one says not — the other says so", status="suspected"
+    )
+    engine = ContextEngine(store)
+    result = engine.assemble(ContextRequest(path="src/billing/invoice.py", text=""))
     assert "⚠" not in result.markdown
+    store.contradictions.confirm(cid)  # the user says it is one: now it is shown
+    engine.invalidate()
+    result = engine.assemble(ContextRequest(path="src/billing/invoice.py", text=""))
+    assert f"c{cid}" in result.markdown
 
 
 def test_a_superseded_decision_is_shown_only_as_what_was(store: MemoryStore) -> None:

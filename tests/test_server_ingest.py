@@ -64,6 +64,7 @@ async def test_the_glob_rule_for_the_api_ranks_higher_in_its_files(client: Langu
 
     async def score(rel: str) -> float:
         ctx = await run(client, "assembleContext", {"uri": (root / rel).as_uri()})
-        return next(i["score"] for i in ctx["items"] if i.get("memoryId") == rule_id)
+        return next((i["score"] for i in ctx["items"] if i.get("memoryId") == rule_id), 0.0)
 
-    assert await score("src/api/users.py") > await score("docs/notes.py")
+    # in its files it ranks high; elsewhere it is lower, or (not its glob) not there at all
+    assert await score("src/api/users.py") > max(0.0, await score("docs/notes.py"))
