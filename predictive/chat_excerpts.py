@@ -49,6 +49,8 @@ UNNAMED_PENALTY = 0.2
 SAME_SAID = 0.6
 """Two things said sharing this share of their words say the same (one is shown)."""
 USER_BONUS = 0.5
+ABOUT_REQUEST = 0.5
+"""A short request of the user in a conversation about the file counts this much more."""
 """What the user asked or decided counts more than what the assistant reasoned."""
 
 
@@ -112,7 +114,9 @@ def what_was_said(
             n = len(flat.split())
             tie = terms.strength(flat)
             if MIN_WORDS <= n <= WHOLE_USER_WORDS and (tie > 0 or about) and _plain(flat):
-                found.append(Said(msg.idx, "user", flat, USER_BONUS + worth(flat[:600], terms)))
+                # in a conversation about the file, what the user asked for is the decision
+                bonus = USER_BONUS + (ABOUT_REQUEST if about else 0.0)
+                found.append(Said(msg.idx, "user", flat, bonus + worth(flat[:600], terms)))
                 continue
             for s in sentences(own):
                 tie, score = terms.strength(s), worth(s, terms)
