@@ -116,7 +116,8 @@ def what_was_said(
             if MIN_WORDS <= n <= WHOLE_USER_WORDS and (tie > 0 or about) and _plain(flat):
                 # in a conversation about the file, what the user asked for is the decision
                 bonus = USER_BONUS + (ABOUT_REQUEST if about else 0.0)
-                found.append(Said(msg.idx, "user", flat, bonus + worth(flat[:600], terms)))
+                best = max((worth(x, terms) for x in sentences(own)), default=0.0)
+                found.append(Said(msg.idx, "user", flat, bonus + best))
                 continue
             for s in sentences(own):
                 tie, score = terms.strength(s), worth(s, terms)
