@@ -30,7 +30,8 @@ _REASON = re.compile(r"\b(?:because|since|so that|as we(?:'ve| have)?|to avoid|i
 _PASTED = re.compile(
     r"\b\d{1,2}:\d{2}:\d{2}\b|\b(?:DEBUG|INFO|WARNING|ERROR|CRITICAL)\b\s|\"\w+\":\s|\\u[0-9a-f]{4}|"
     r"https?://|^\s*[\[{]|^\s*\$\s|^\s*>>>|\^{3,}|Traceback|\bFile \"|\bline \d+\b|"
-    r"\bfrom\s+[\w.]+\s+import\b|\b(?:Args|Returns|Raises|Parameters|Example):|"
+    r"\bfrom\s+[\w.]+\s+import\b|\b(?:Args|Returns|Raises|Parameters|Example):|'\w+':\s|"
+    r"\S{40,}|"  # a token no one writes: an encoded blob, a long URL or path
     r"(?:^|\s)--?[A-Za-z][\w-]*\b.*\s--?[A-Za-z][\w-]*\b|"  # a command line with options
     r"^\s*(?:python3?|pip|uv|uvx|npm|npx|git|cd|ls|cat|curl|docker|make|pytest)\s"
 )

@@ -57,7 +57,8 @@ _EXPLAINS = re.compile(
     r"\b(because|since|so that|caus(?:e|es|ed|ing)|root cause|the (?:problem|issue|bug|fix|"
     r"reason)|fix(?:es|ed)?|prevent|avoid|instead|rather than|no longer|must|never|always|"
     r"should|shouldn't|don't|do not|only|ensure|decid(?:e|ed)|chose|choice|trade-?off|risk|"
-    r"breaking|race|leak|crash|deadlock|regression|identified|resolv(?:e|ed)|removed?|want|replac"
+    r"breaking|race|leak|crash|deadlock|regression|identified|resolv(?:e|ed)|removed?|want|"
+    r"indicat(?:es|ing)|means that|but (?:the|it|we|this)|replac"
     r"(?:e|ed|es)|standardi[sz]e|we (?:now|will|want)|i (?:want|need|decided))\b",
     re.I,
 )
