@@ -28,7 +28,7 @@ _NOISE = re.compile(
 )
 _REASON = re.compile(r"\b(?:because|since|so that|as we(?:'ve| have)?|to avoid|instead of)\b", re.I)
 _PASTED = re.compile(
-    r"\b\d{1,2}:\d{2}:\d{2}\b|\b(?:DEBUG|INFO|WARNING|ERROR|CRITICAL)\b\s|\"\w+\":\s|\\u[0-9a-f]{4}|"
+    r"\b\d{1,2}:\d{2}:\d{2}\b|\b(?:DEBUG|INFO|WARNING|ERROR|CRITICAL)\b[:\s]|\"\w+\":\s|\\u[0-9a-f]{4}|"
     r"https?://|^\s*[\[{]|^\s*\$\s|^\s*>>>|\^{3,}|Traceback|\bFile \"|\bline \d+\b|"
     r"\bfrom\s+[\w.]+\s+import\b|\b(?:Args|Returns|Raises|Parameters|Example):|'\w+':\s|"
     r"\S{40,}|"  # a token no one writes: an encoded blob, a long URL or path
@@ -49,6 +49,13 @@ UNNAMED_PENALTY = 0.2
 """A finding that does not name the file counts this much less."""
 SAME_SAID = 0.6
 """Two things said sharing this share of their words say the same (one is shown)."""
+_REPORTED = re.compile(
+    r"^\W*(?:removed|updated|added|fixed|created|changed|replaced|moved|renamed|simplified|"
+    r"standardi[sz]ed|refactored|made)\b",
+    re.I,
+)
+"""A change the assistant reports having made (its closing summary): worth showing in a
+conversation tied to the file even when it does not name it."""
 USER_BONUS = 0.5
 ABOUT_REQUEST = 0.5
 """A short request of the user in a conversation about the file counts this much more."""
@@ -132,7 +139,7 @@ def what_was_said(
                 score = worth(s, terms)
                 if tie >= 0.8 or (tie > 0 and score >= 0.9):
                     found.append(Said(msg.idx, "assistant", s, score))
-                elif about and score >= EXPLAINS:
+                elif (about or _REPORTED.match(s)) and score >= EXPLAINS:
                     # in a conversation about the file, a finding need not name it
                     found.append(Said(msg.idx, "assistant", s, score - UNNAMED_PENALTY))
     kept: list[frozenset[str]] = []
