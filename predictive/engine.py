@@ -109,6 +109,7 @@ RULE_TOPIC_BONUS = 0.15
 RULE_TOPIC_STEP = 0.02
 RULE_BINDING_BONUS = 0.1
 RULE_TOPIC_MIN = TOPIC_MIN  # shared-word weight below which a glob-matched section is off-topic
+LONG_RULE = 4  # sections a rule file has at least before its off-topic ones become pointers
 NARROWER = 0.05  # how much narrower a rule's glob must be to make a broader one's sections pointers
 
 
@@ -581,6 +582,7 @@ class ContextEngine:
                 renderings is None
                 and c.reasons <= {"glob", "glob-any", "search", "graph", "background"}
                 and globbed.get(mid, (narrowest, False))[0] < narrowest - NARROWER
+                and rules.per_file[str(meta.get("file") or "")] >= LONG_RULE
                 and topical.get(mid, 0.0) < RULE_TOPIC_MIN
                 and not binding(c.memory.text)
             ):

@@ -9,33 +9,16 @@ after :data:`REFRESH_SECONDS`; each pattern's share is remembered until then.
 from __future__ import annotations
 
 import math
-import subprocess
 import threading
 import time
 from pathlib import Path
 
 from predictive.globs import glob_match
+from predictive.mentions import tracked_files
 
 REFRESH_SECONDS = 600.0
-MAX_FILES = 200_000
 AREA_SHARE = 0.25
 """A glob over at most this share of the files is about an area of the project."""
-
-
-def tracked_files(root: str | Path) -> list[str]:
-    """The files git tracks under ``root`` (empty outside a repository or without git)."""
-    try:
-        out = subprocess.run(
-            ["git", "-C", str(root), "ls-files", "-z"],
-            capture_output=True,
-            timeout=60,
-            check=False,
-        )
-    except (OSError, subprocess.SubprocessError):
-        return []
-    if out.returncode != 0:
-        return []
-    return [p for p in out.stdout.decode("utf-8", "replace").split("\0") if p][:MAX_FILES]
 
 
 class GlobBreadth:

@@ -90,19 +90,23 @@ class FileIndex:
     @classmethod
     def of_project(cls, root: Path) -> FileIndex:
         """The files git tracks under ``root`` (empty outside a repository)."""
-        try:
-            out = subprocess.run(
-                ["git", "-C", str(root), "ls-files", "-z"],
-                capture_output=True,
-                timeout=60,
-                check=False,
-            )
-        except (OSError, subprocess.SubprocessError):
-            return cls(())
-        if out.returncode != 0:
-            return cls(())
-        names = out.stdout.decode("utf-8", "replace").split("\0")
-        return cls(n for n in names[:MAX_FILES] if n)
+        return cls(tracked_files(root))
+
+
+def tracked_files(root: str | Path) -> list[str]:
+    """The files git tracks under ``root`` (empty outside a repository or without git)."""
+    try:
+        out = subprocess.run(
+            ["git", "-C", str(root), "ls-files", "-z"],
+            capture_output=True,
+            timeout=60,
+            check=False,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return []
+    if out.returncode != 0:
+        return []
+    return [n for n in out.stdout.decode("utf-8", "replace").split("\0")[:MAX_FILES] if n]
 
 
 def count(texts: Iterable[str], files: FileIndex) -> Counter[str]:

@@ -90,6 +90,9 @@ class RuleIndex:
                     not meta.get("globs"),
                 )
             )
+        self.per_file: Counter[str] = Counter(
+            str((s.memory.metadata or {}).get("file") or "") for s in self.sections
+        )
         n = max(1, len(self.sections))
         self.idf = {w: math.log(1 + n / c) for w, c in df.items()}
 

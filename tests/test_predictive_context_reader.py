@@ -248,3 +248,26 @@ def test_a_superseded_decision_is_shown_only_as_what_was(store: MemoryStore) -> 
     assert "rows in the ledger database" in md
     (line,) = [x for x in md.splitlines() if "PDF files on disk" in x]
     assert line.strip().startswith("- was:")
+
+
+def test_an_areas_rule_is_critical_and_a_rule_for_every_file_is_background(
+    store: MemoryStore, tmp_path: Path
+) -> None:
+    root = project(tmp_path)
+    for i in range(12):
+        (root / "src" / f"m{i}.py").write_text("x = 1\n")
+    rules = root / ".cursor" / "rules"
+    rules.mkdir(parents=True)
+    (rules / "billing.mdc").write_text(
+        "---\nglobs: src/billing/**\n---\n# Billing\n\nInvoices never change once sent.\n"
+    )
+    (rules / "python.mdc").write_text(
+        "---\nglobs: '**/*.py'\n---\n# Python\n\nType hints on every public function.\n"
+    )
+    git(root, "add", ".")
+    git(root, "commit", "-q", "-m", "rules")
+    run(store, root=root, options={"sources": ["rules"]})
+    md = context(store, root, "src/billing/invoice.py")
+    critical, _, rest = md.partition("## Background")
+    assert "Invoices never change once sent" in critical
+    assert "Type hints on every public function" in rest
