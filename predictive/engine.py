@@ -88,6 +88,7 @@ BACKGROUND_KINDS = (Kind.CONVENTION, Kind.WORKFLOW, Kind.SUMMARY)
 MAX_QUERY_WORDS = 16
 RELEVANCE_SHARE = 0.75
 CONVERSATION_BY_WORDS = 0.6
+CONVERSATION_BY_PAIR = 0.8
 CHAT_ITEM_FILE = 0.75
 CHAT_ITEM_INDIRECT = 0.5
 RENDER_CACHE_SIZE = 5_000
@@ -219,7 +220,9 @@ def _route_weight(m: Memory, reason: str) -> float:
     if not from_chat:
         return 1.0
     if isinstance(m.metadata, dict) and m.metadata.get("unit") == "session":
-        return 1.0 if reason in ("file", "paired", "error", "branch") else CONVERSATION_BY_WORDS
+        if reason == "paired":  # a conversation about a test's source is less about the test
+            return CONVERSATION_BY_PAIR
+        return 1.0 if reason in ("file", "error", "branch") else CONVERSATION_BY_WORDS
     if reason in ("file", "paired"):
         return CHAT_ITEM_FILE
     return CHAT_ITEM_INDIRECT if reason in ("module", "import", "package", "tag") else 1.0
