@@ -103,8 +103,24 @@ def main() -> None:
         )
         mine["seconds"] = round(time.perf_counter() - t0, 1)
         base = parse(score(repo, ws, ["--baseline"]))
-        results["repos"][repo] = {"tool": mine, "baseline": base, "contexts": str(out_dir)}
+        results["repos"][repo] = {
+            "tool": mine,
+            "baseline": base,
+            "contexts": str(out_dir),
+            "commit": version,
+        }
         log(f"{repo}: {mine['summary']} (baseline {base['summary']})")
+    # repositories measured in an earlier run (another commit) stay, each with its commit
+    earlier = HERE / "results" / "context_gold.json"
+    if earlier.exists():
+        try:
+            kept = json.loads(earlier.read_text()).get("repos", {})
+        except (OSError, json.JSONDecodeError):
+            kept = {}
+        for repo, r in kept.items():
+            results["repos"].setdefault(repo, r)
+    for r in results["repos"].values():
+        r.setdefault("commit", version)
     write_result("context_gold", results)
     print("| repo | system | quote_recall | must_not | false_contradictions | fragments | tokens |")
     print("| --- | --- | --- | --- | --- | --- | --- |")
