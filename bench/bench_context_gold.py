@@ -13,6 +13,7 @@ stdout. Contexts are written to ``<work>/out-<repo>-<commit>/`` to be read.
 from __future__ import annotations
 
 import argparse
+import json
 import re
 import subprocess
 import sys
