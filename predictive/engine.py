@@ -41,7 +41,7 @@ from predictive.restated import restated
 from predictive.retrieval import label_of
 from predictive.rule_topics import TOPIC_MIN, RuleIndex, binding
 from predictive.scoring import HybridScorer
-from predictive.selection import admit, loaded_by, place
+from predictive.selection import MANY_FILES, admit, loaded_by, place
 from predictive.signals import Activity, Diagnostic, infer_activity
 from predictive.tokens import count_tokens, truncate_to_tokens
 from predictive.topics import file_topics
@@ -101,7 +101,8 @@ SAID_FULL = 12  # things said in a conversation shown with it (fewer when the ti
 SAID_SHORT = 3
 SAID_CACHE_SIZE = 2_000
 SILENT_SESSION = 0.75
-COMMIT_TIES = frozenset({"file", "paired", "error", "branch"})
+COMMIT_TIES = frozenset({"file", "paired", "error", "branch", "session"})
+SESSION_COMMIT = 0.8  # a conversation's commit, against the conversation's tie
 NAMED_RELEVANCE = 0.5
 ABOUT_FILE = 0.6  # a conversation tied this strongly is about the file (see mention_strength)
 GLOB_BASE = 0.7  # a glob naming no folder (every file of a language) …
@@ -527,6 +528,10 @@ class ContextEngine:
         for m in prefs:
             add(m, 0.3, "preference")
 
+        # The commit that saved a conversation tied to the file (its export) says what that
+        # work changed: it belongs to the file as the conversation does.
+        self._commits_of_conversations(cands, add, request.root or self.root, generation)
+
         # A commit found by words that names the file or what is defined in it (a change
         # made from elsewhere, a plan in another file) is about the file too.
         for c in cands.values():
@@ -674,6 +679,41 @@ class ContextEngine:
                         self._mem_cache[m.id] = m
             found += fetched
         return found
+
+    def _commits_of_conversations(
+        self,
+        cands: dict[int, _Cand],
+        add: Any,
+        root: str | None,
+        generation: int,
+    ) -> None:
+        if not root:
+            return
+        exports: dict[str, float] = {}
+        for c in cands.values():
+            meta = c.memory.metadata if isinstance(c.memory.metadata, dict) else {}
+            origin = meta.get("origin")
+            if meta.get("unit") != "session" or not c.reasons & {"file", "paired"}:
+                continue
+            if not isinstance(origin, str) or not origin:
+                continue
+            try:
+                rel = Path(origin).resolve().relative_to(Path(root).resolve()).as_posix()
+            except (ValueError, OSError):
+                continue
+            exports[rel] = max(exports.get(rel, 0.0), c.relevance)
+        if not exports:
+            return
+        found = self.store.anchor_matches(
+            [Anchor(AnchorType.FILE, p) for p in exports], limit=MAX_ANCHORED
+        )
+        mems = {m.id: m for m in self._memories(list(found), generation)}
+        for mid, hit in found.items():
+            m = mems.get(mid)
+            meta = m.metadata if m is not None and isinstance(m.metadata, dict) else {}
+            if m is None or m.source != "git" or int(meta.get("fileCount") or 0) > MANY_FILES:
+                continue
+            add(m, SESSION_COMMIT * max(exports.get(a.value, 0.0) for a in hit), "session")
 
     def _rules(self, generation: int) -> RuleIndex:
         """The store's current rule sections, indexed once per store generation."""

@@ -104,7 +104,7 @@ def admit(
     kept: set[int] = set()
     for m, relevance, reasons in candidates:
         if m.source == "git":  # a commit belongs to the files it touched (or the error)
-            if reasons & {"file", "paired", "error", "branch", "named"}:
+            if reasons & {"file", "paired", "error", "branch", "named", "session"}:
                 kept.add(m.id)  # or a commit whose message names the file or its names
             continue
         if tied(reasons) or "branch" in reasons:

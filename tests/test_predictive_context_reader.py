@@ -271,3 +271,41 @@ def test_an_areas_rule_is_critical_and_a_rule_for_every_file_is_background(
     critical, _, rest = md.partition("## Background")
     assert "Invoices never change once sent" in critical
     assert "Type hints on every public function" in rest
+
+
+def test_the_commit_that_saved_a_conversation_about_the_file_comes_with_it(
+    store: MemoryStore, tmp_path: Path
+) -> None:
+    root = project(tmp_path)
+    export = ".specstory/history/2024-03-01_invoices.md"
+    turns = [
+        ("user", "invoice.py sums floats and loses cents, fix invoice.py please."),
+        ("assistant", "We identified that `total` in invoice.py sums floats."),
+    ]
+    conv = Conversation(
+        tool="specstory",
+        external_id="2024-03-01_invoices",
+        title="invoice totals",
+        origin=str(root / export),
+        messages=tuple(
+            ChatMessage(i, r, t, at=1_700_000_000.0 + i) for i, (r, t) in enumerate(turns)
+        ),
+    )
+    run(store, root=root, options={"sources": ["chats"]}, conversations=[conv])
+    saved = commit_memory(
+        store,
+        "Save the session\n\nTotals are integers in cents from now on, so no cent is lost.",
+        [export],
+        at=1_700_000_100.0,
+    )
+    elsewhere = commit_memory(
+        store, "Tidy the docs\n\nReworded the install guide.", ["docs/a.md"], 1_700_000_200.0
+    )
+    ids = (
+        ContextEngine(store, root=root)
+        .assemble(
+            ContextRequest(path="src/billing/invoice.py", text="def total():\n    return 0\n")
+        )
+        .memory_ids
+    )
+    assert saved in ids and elsewhere not in ids
