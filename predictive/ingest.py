@@ -10,6 +10,7 @@ written before stays written and consistent (each batch is one transaction).
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import logging
@@ -358,6 +359,7 @@ class _Run:
                 records += adr.find_records(base, dirs=[rel], skips=self.skips)
             else:
                 records += adr.find_records(base, paths=[rel], skips=self.skips)
+        records = [self.dated(r) for r in records]
         report.read = len(records)
         state = self.store.cursors.get("adr")
         previous = self.store.source_ids("adr", include_archived=False)
@@ -400,6 +402,16 @@ class _Run:
                     report.superseded += 1
         if changed_state:
             self.store.cursors.set("adr", changed_state)
+
+    def dated(self, r: DecisionRecord) -> DecisionRecord:
+        """A record without a date of its own is dated by git: the last commit that changed
+        it (its modification time when it has uncommitted changes), never the ingestion."""
+        if r.date is not None:
+            return r
+        from storage.sources import git
+
+        at = git.last_changed(self.root, r.path)
+        return dataclasses.replace(r, date=at) if at is not None else r
 
     def relate_records(self, r: DecisionRecord, by_path: dict[str, int]) -> None:
         """A record that partly supersedes (amends) another is linked to it (EVOLVED_INTO,

@@ -275,3 +275,25 @@ def test_the_real_decision_records_are_ingested(
     # ingesting the same folder again changes nothing
     again = run(store, root=tmp_path, options={"sources": ["adr"], "paths": [str(data)]})
     assert again["sources"]["adr"]["added"] == 0
+
+
+def test_a_record_without_a_date_is_dated_by_its_last_commit(store: MemoryStore, tmp_path: Path):
+    """A decision record that names no date of its own is as old as the last commit that
+    changed it (its commit time, when it entered the history), never the ingestion time; so
+    ``--as-of`` an earlier instant does not see it."""
+    from tests.project_fixtures import GitRepo
+
+    repo = GitRepo.init(tmp_path / "p")
+    body = (
+        "# RFC: Queues\n\nStatus: Proposed\n\nProblem\n- Slow jobs.\n\nRecommendation\n- Queue.\n"
+    )
+    repo.commit("rfc", {"docs/rfcs/queues.md": body}, at=1_700_000_000)
+    edited = repo.commit(
+        "edit", {"docs/rfcs/queues.md": body + "\nRisks\n- None.\n"}, at=1_700_086_400
+    )
+    assert edited
+    run(store, root=repo.root, options={"sources": ["adr"]})
+    (m,) = by_source(store, "adr")
+    assert m.valid_from == pytest.approx(1_700_086_400)
+    assert "Slow jobs" in m.text and "Queue." in m.text
+    assert store.list(filters=MemoryFilter(valid_at=1_700_050_000), limit=10) == []

@@ -569,3 +569,74 @@ def test_the_real_samples_status_notes_say_more_than_the_status() -> None:
     records, _ = read(SAMPLES)
     for r in records.values():
         assert r.status is None or r.status_note.lower().strip(" .") != r.status, r.path
+
+
+RFC = """# RFC: Storage Backend Migration
+
+Status: Proposed
+
+Problem
+- The single-file database cannot serve several bot processes; full-text search is tied to it.
+
+Options
+1. Move to a server database and port the search index.
+2. Keep both backends behind an abstraction layer.
+
+Recommendation
+- Adopt (1): a server-first schema with versioned migrations.
+
+Impact
+- Operations need one more service.
+
+Acceptance Criteria
+- Migrations run on an empty database.
+"""
+
+
+def test_rfc_records_in_any_records_folder_are_found_and_read(tmp_path: Path) -> None:
+    """Records kept in a folder named like their home (``docs/rfcs``, ``design-docs``,
+    ``architecture/decisions`` under a package…) are read, whatever their file names; an
+    RFC-style record (Problem / Options / Recommendation as bare lines) has its parts."""
+    write_files(
+        tmp_path,
+        {
+            "docs/rfcs/storage-backend.md": RFC,
+            "docs/rfcs/README.md": "# RFCs\n\nThe index of proposals.\n",
+            "handbook/design-docs/cache.md": RFC.replace("Storage Backend", "Cache Layer"),
+            "services/api/decisions/use-grpc.md": (
+                "# Use gRPC\n\n## Context\n\nServices talk over HTTP+JSON.\n\n"
+                "## Decision\n\nWe use gRPC between services.\n"
+            ),
+            "docs/guides/setup.md": "# Setup\n\nProblem\n- none\n",
+            "tests/rfcs/fixture.md": RFC,
+        },
+    )
+    records, _ = read(tmp_path)
+    assert sorted(records) == [
+        "docs/rfcs/storage-backend.md",
+        "handbook/design-docs/cache.md",
+        "services/api/decisions/use-grpc.md",
+    ]
+    r = records["docs/rfcs/storage-backend.md"]
+    assert r.title == "RFC: Storage Backend Migration"
+    assert r.status == "proposed"
+    assert "cannot serve several bot processes" in r.context
+    assert r.decision.startswith("- Adopt (1)")
+    assert r.options[0].startswith("Move to a server database")
+    assert "one more service" in r.consequences
+    assert "Acceptance" not in r.decision
+    assert records["services/api/decisions/use-grpc.md"].decision == "We use gRPC between services."
+
+
+def test_bare_section_words_inside_prose_are_not_headings() -> None:
+    """A section word is a heading only alone on its line after a blank line, with text
+    after it: a sentence, a list item or a line inside a paragraph stays text."""
+    text = (
+        "# Use queues\n\nStatus: accepted\n\n## Context\n\nWe had a line that says\nProblem\n"
+        "in the middle of a paragraph.\n\n- Options\n- more\n\n## Decision\n\nUse queues.\n"
+    )
+    r = parse_record("docs/adr/0001-use-queues.md", text)
+    assert r is not None
+    assert "Problem\nin the middle" in r.context
+    assert "- Options" in r.context
+    assert r.decision == "Use queues."

@@ -1,10 +1,13 @@
 """Architecture decision records: Nygard and MADR files, with their supersession links.
 
 Where: the folders of :data:`DEFAULT_DIRS` (and the one named in adr-tools' ``.adr-dir``),
-searched recursively (MADR allows category subfolders) for ``*.md`` / ``*.markdown``; and
-anywhere else in the project, files named like records (``adr-002-title.md``, ``ADR_7.md``,
-or ``0003-title.md`` in a folder whose name speaks of ADRs, decisions, architecture or RFCs)
-that read like one: a status and a decision (or a chosen option).
+and any folder in the project named like a home of records (``adr``, ``adrs``, ``decisions``,
+``decision-records``, ``rfcs``, ``design-docs``, ``architecture-decisions``…: see
+:data:`_RECORD_HOME`), searched recursively (MADR allows category subfolders) for ``*.md`` /
+``*.markdown``; and anywhere else in the project, files named like records
+(``adr-002-title.md``, ``ADR_7.md``, or ``0003-title.md`` in a folder whose name speaks of
+ADRs, decisions, architecture or RFCs) that read like one: a status and a decision (or a
+chosen option).
 
 What is read:
 
@@ -25,6 +28,9 @@ What is read:
   "Approved", "Pending", "In Review", "Partly superseded", options written as
   ``**Option 1:** …`` paragraphs or ``### 1. …`` headings, ``**[SELECTED] Option 1:**`` and
   a decision starting ``(#2) …`` (→ ``chosen``).
+- **RFC-style** proposals: ``Problem`` (→ context), ``Options``, ``Recommendation`` (→
+  decision), ``Impact`` / ``Risks`` (→ consequences), as headings or as bare lines of their
+  own (``Problem`` or ``**Problem:**`` alone on a line between blank lines).
 
 Status is lower case and canonical where the meaning is clear: approved/adopted → accepted;
 pending/draft/in review/under review → proposed; declined → rejected; any "superseded by"
@@ -82,6 +88,14 @@ ADR_DIR_FILE = ".adr-dir"  # adr-tools writes the records folder here
 _RECORD_NAME = re.compile(r"^(?:adr|decision|dr)[-_ ]?\d{1,5}(?:[-_ .].*)?$", re.I)
 _NUMBERED_NAME = re.compile(r"^\d{3,5}[-_ ].+$")
 _RECORD_FOLDER = re.compile(r"(?:^|/)[^/]*(?:adr|decision|architecture|rfc)[^/]*(?:/|$)", re.I)
+# A folder with one of these names anywhere in the project holds decision records: every
+# Markdown file in it that parses as one is read.
+_RECORD_HOME = re.compile(
+    r"^(?:adrs?|rfcs?|decisions|decision[-_ ]?records?|decision[-_ ]?logs?|design[-_ ]?docs?|"
+    r"design[-_ ]?decisions|architecture[-_ ]?decisions?|"
+    r"architecture[-_ ]?decision[-_ ]?records?)$",
+    re.I,
+)
 # Build output and dependencies, and test fixtures: records there are not the project's own.
 _PRUNED = frozenset(
     {
@@ -115,6 +129,10 @@ ROLES: dict[str, Role] = {
     "context and problem statement": "context",
     "problem statement": "context",
     "background": "context",
+    "problem": "context",
+    "the problem": "context",
+    "motivation": "context",
+    "evidence": "context",
     "decision drivers": "drivers",
     "considered options": "options",
     "options considered": "options",
@@ -125,6 +143,12 @@ ROLES: dict[str, Role] = {
     "decision": "decision",
     "decision outcome": "decision",
     "proposal": "decision",
+    "recommendation": "decision",
+    "recommendations": "decision",
+    "recommended option": "decision",
+    "recommended approach": "decision",
+    "impact": "consequences",
+    "risks": "consequences",
     "consequences": "consequences",
     "positive consequences": "consequences",
     "negative consequences": "consequences",
@@ -235,7 +259,8 @@ def _sections(text: str) -> list[_Section]:
     the first heading form a level-0 section."""
     sections = [_Section(0, "", None, 0)]
     fence: str | None = None
-    for no, line in enumerate(text.split("\n"), start=1):
+    lines = text.split("\n")
+    for no, line in enumerate(lines, start=1):
         m = _FENCE.match(line)
         if fence is not None:
             if m and m.group(1)[0] == fence[0] and len(m.group(1)) >= len(fence):
@@ -250,9 +275,28 @@ def _sections(text: str) -> list[_Section]:
         if h:
             title = h.group(2).strip()
             sections.append(_Section(len(h.group(1)), title, _role(title), no))
+        elif _bare_heading(lines, no - 1):
+            title = line.strip()
+            sections.append(_Section(_BARE_LEVEL, title, _role(title), no))
         else:
             sections[-1].body.append(line)
     return sections
+
+
+_BARE_LEVEL = 7
+"""A bare section line sits below every Markdown heading."""
+_BARE = re.compile(r"^(?:\*\*|__)?([A-Za-z][A-Za-z ]{1,30}?)(?:\*\*|__)?\s*:?\s*(?:\*\*|__)?$")
+
+
+def _bare_heading(lines: list[str], i: int) -> bool:
+    """A line of its own naming a record section (``Problem``, ``**Options:**``) after a blank
+    line, with text after it: a heading written without ``#``."""
+    line = lines[i]
+    if line[:1].isspace() or not _BARE.match(line.strip()) or _role(line) is None:
+        return False
+    if i > 0 and lines[i - 1].strip() and not _HEADING.match(lines[i - 1]):
+        return False
+    return i + 1 < len(lines) and bool(lines[i + 1].strip())
 
 
 def _content(sections: list[_Section], i: int) -> tuple[list[str], list[_Section]]:
@@ -831,21 +875,41 @@ def _candidates(
             skips.skip(SOURCE, str(p), "outside the project")
 
 
-def _named_like_records(root: Path, folders: list[str]) -> Iterator[str]:
-    """Files outside ``folders`` named like decision records (a bounded walk that skips
-    hidden and build folders)."""
-    inside = tuple(f.strip("/") + "/" for f in folders)
-    seen = 0
-    for here, dirs, files in os.walk(root):
+def _walk(root: Path) -> Iterator[tuple[str, list[str]]]:
+    """(folder relative to ``root``, its files) over the project: a bounded walk that skips
+    hidden, build and test folders."""
+    for seen, (here, dirs, files) in enumerate(os.walk(root), start=1):
         rel_dir = Path(here).relative_to(root).as_posix()
         rel_dir = "" if rel_dir == "." else rel_dir
         depth = rel_dir.count("/") + 1 if rel_dir else 0
         dirs[:] = sorted(
             d for d in dirs if not d.startswith(".") and d not in _PRUNED and "venv" not in d
         )
-        seen += 1
         if depth >= MAX_WALK_DEPTH or seen >= MAX_WALK_DIRS:
             dirs[:] = []
+        yield rel_dir, files
+
+
+def record_homes(root: Path, folders: Iterable[str] = ()) -> list[str]:
+    """Folders of the project named like a home of decision records (:data:`_RECORD_HOME`),
+    outside ``folders`` and outermost first (one inside another is searched with it)."""
+    found: list[str] = [f.strip("/") + "/" for f in folders]
+    out: list[str] = []
+    for rel_dir, _ in _walk(root):
+        if not rel_dir or not _RECORD_HOME.match(rel_dir.rsplit("/", 1)[-1]):
+            continue
+        if (rel_dir + "/").startswith(tuple(found)):
+            continue
+        found.append(rel_dir + "/")
+        out.append(rel_dir)
+    return out
+
+
+def _named_like_records(root: Path, folders: list[str]) -> Iterator[str]:
+    """Files outside ``folders`` named like decision records (a bounded walk that skips
+    hidden and build folders)."""
+    inside = tuple(f.strip("/") + "/" for f in folders)
+    for rel_dir, files in _walk(root):
         for name in sorted(files):
             if not name.lower().endswith(SUFFIXES):
                 continue
@@ -874,6 +938,8 @@ def find_records(
     """The decision records under ``root``: in ``dirs`` (default :data:`DEFAULT_DIRS` when
     no ``paths`` are given) and the files in ``paths``, linked to each other."""
     folders = _folders(root, dirs) if dirs is not None or paths is None else []
+    if dirs is None and paths is None:
+        folders += record_homes(root, [f for f in folders if (root / f).is_dir()])
     parsed: list[_Parsed] = []
     seen: set[Path] = set()
     found = list(_candidates(root, folders, paths, skips))

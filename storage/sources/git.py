@@ -116,9 +116,10 @@ def count_commits(root: Path, *, after: str | None = None, since: float | None =
 
 
 def last_changed(root: Path, path: str) -> float | None:
-    """When ``path`` got the text it has: the author time of the last commit that changed it,
-    or its modification time when it has changes not committed yet (or git does not know it);
-    None when neither can be read."""
+    """When ``path`` got the text it has: the commit time of the last commit that changed it
+    (when the text entered this history; a rebase or a merged pull request makes that later
+    than its author time), or its modification time when it has changes not committed yet (or
+    git does not know it); None when neither can be read."""
     full = root / path
     try:
         mtime = full.stat().st_mtime
@@ -127,7 +128,7 @@ def last_changed(root: Path, path: str) -> float | None:
     status = _out(root, "status", "--porcelain", "--", path)
     if status is None or status:  # not a repository, or untracked / modified
         return mtime
-    at = _out(root, "log", "-1", "--format=%at", "--", path)
+    at = _out(root, "log", "-1", "--format=%ct", "--", path)
     return float(at) if at and at.isdigit() else mtime
 
 
