@@ -210,6 +210,7 @@ class _Run:
         self.done = 0
         self.cancelled: BaseException | None = None
         self._files: FileIndex | None = None
+        self._changed: dict[str, float | None] = {}
         self.llm = None if opts.dry_run else client_for(store)  # None unless configured
 
     def progress(self, message: str, total: int = 0) -> None:
@@ -375,7 +376,7 @@ class _Run:
             todo.append((r, fp))
         for start in range(0, len(todo), BATCH):
             chunk = todo[start : start + BATCH]
-            stored = self.store_candidates([from_decision(r) for r, _ in chunk], report)
+            stored = self.store_candidates([self.decision(r) for r, _ in chunk], report)
             for (r, fp), (_, mid) in zip(chunk, stored):
                 changed_state[r.path] = fp
                 if mid is None:
@@ -408,10 +409,25 @@ class _Run:
         it (its modification time when it has uncommitted changes), never the ingestion."""
         if r.date is not None:
             return r
+        at = self.changed_at(r.path)
+        return dataclasses.replace(r, date=at) if at is not None else r
+
+    def changed_at(self, path: str) -> float | None:
         from storage.sources import git
 
-        at = git.last_changed(self.root, r.path)
-        return dataclasses.replace(r, date=at) if at is not None else r
+        if path not in self._changed:
+            self._changed[path] = git.last_changed(self.root, path)
+        return self._changed[path]
+
+    def decision(self, r: DecisionRecord) -> Candidate:
+        """A record's memory, known from when its text was: a record edited after the date it
+        names holds today's text, which did not exist before that edit (``--as-of``)."""
+        c = from_decision(r)
+        at = self.changed_at(r.path)
+        m = c.memory
+        if at is not None and m.valid_from is not None and at > m.valid_from:
+            m.valid_from = at
+        return c
 
     def relate_records(self, r: DecisionRecord, by_path: dict[str, int]) -> None:
         """A record that partly supersedes (amends) another is linked to it (EVOLVED_INTO,

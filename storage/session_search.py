@@ -394,6 +394,20 @@ class PassageHit:
     similarity: float | None = None
 
 
+def _said_later(sessions: SessionStore, session_ids: list[int], at: float) -> set[int]:
+    """Passages of messages said at or after ``at`` in sessions that started before it: a
+    conversation going on at that instant is known only up to it."""
+    return {
+        r[0]
+        for r in sessions.store.conn.execute(
+            "SELECT p.id FROM passages p JOIN messages m ON m.id = p.message_id "
+            "JOIN sessions s ON s.id = m.session_id "
+            "WHERE s.id IN (SELECT value FROM json_each(?)) AND coalesce(s.ended_at, m.at) >= ? AND m.at >= ?",
+            (json.dumps(session_ids), at, at),
+        )
+    }
+
+
 def search_passages(
     store: MemoryStore | SessionStore,
     query: str,
@@ -406,7 +420,8 @@ def search_passages(
     context: bool = False,
 ) -> list[PassageHit]:
     """Passages of every conversation, best first: bm25 over ``passages_fts`` fused with exact
-    cosine similarity. ``before``: only sessions that started before that instant.
+    cosine similarity. ``before``: only sessions that started before that instant, and only
+    what was said in them before it.
     ``context``: score a passage with the messages before and after its own too (hybrid
     search only). Off by default: in :func:`predictive.retrieval.find` it raised the dev set's
     recall@5 (0.925 → 0.950) but lowered its MRR (0.794 → 0.722; bench/README.md, issue 10)."""
@@ -424,6 +439,10 @@ def search_passages(
         if not allowed:
             return []
     kw, vec = _hybrid_candidates(sessions, "passages", query, k, mode, qv, allowed)
+    if before is not None and allowed is not None:
+        later = _said_later(sessions, allowed, before)
+        kw = [h for h in kw if h[0] not in later]
+        vec = [h for h in vec if h[0] not in later]
     fused = fuse(kw, vec, fusion="weighted", alpha=alpha)
     if context and mode == "hybrid":
         fused = _with_context(sessions, "passages", fused, kw, vec, alpha, qv)

@@ -297,3 +297,19 @@ def test_a_record_without_a_date_is_dated_by_its_last_commit(store: MemoryStore,
     assert m.valid_from == pytest.approx(1_700_086_400)
     assert "Slow jobs" in m.text and "Queue." in m.text
     assert store.list(filters=MemoryFilter(valid_at=1_700_050_000), limit=10) == []
+
+
+def test_a_record_edited_after_its_date_is_known_from_the_edit(store: MemoryStore, tmp_path: Path):
+    """A record names the day it was decided but was edited later: the text held is the
+    edited one, so it is not known before the edit (``--as-of`` never sees today's text
+    under an old date)."""
+    from tests.project_fixtures import GitRepo
+
+    repo = GitRepo.init(tmp_path / "p")
+    body = "# 1. Use queues\n\nDate: 2023-11-01\n\n## Status\n\nAccepted\n\n## Decision\n\nQueue.\n"
+    repo.commit("adr", {"docs/adr/0001-use-queues.md": body}, at=1_698_900_000)
+    repo.commit("edit", {"docs/adr/0001-use-queues.md": body + "Also retry.\n"}, at=1_700_000_000)
+    run(store, root=repo.root, options={"sources": ["adr"]})
+    (m,) = by_source(store, "adr")
+    assert m.created_at == pytest.approx(1_698_796_800)  # the day it names
+    assert m.valid_from == pytest.approx(1_700_000_000)  # the text it holds

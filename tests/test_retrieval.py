@@ -305,3 +305,35 @@ def test_the_real_model_finds_a_paraphrase_deep_in_a_conversation(
         assert "ran dry under load" in top.snippet
         (semantic,) = find(store, "db links used up", k=1, mode="vector")  # meaning alone
         assert semantic.provenance.message == 1 and "ran dry" in semantic.snippet
+
+
+def test_as_of_knows_a_conversation_only_up_to_that_instant(store: MemoryStore) -> None:
+    """A conversation going on at T is searched only in what was said before T: a passage
+    said later is not found ``--as-of`` T, and is found without it."""
+    from storage.session_search import search_passages
+    from storage.sessions import SessionStore
+    from storage.sources.records import ChatMessage, Conversation
+
+    t0 = 1_740_000_000.0
+    conv = Conversation(
+        tool="specstory",
+        external_id="s1",
+        title="Tuning the importer",
+        started_at=t0,
+        ended_at=t0 + 7200,
+        messages=(
+            ChatMessage(0, "user", "The importer is slow on large walrus archives.", at=t0),
+            ChatMessage(1, "assistant", "I profiled the walrus importer loop.", at=t0 + 60),
+            ChatMessage(2, "user", "Later: switch the walrus importer to streaming.", at=t0 + 7000),
+        ),
+    )
+    SessionStore(store).save(conv, summary="Tuning the importer")
+    said = {p.text for p in search_passages(store, "walrus importer", mode="keyword")}
+    assert any("streaming" in t for t in said)
+    before = {
+        p.text for p in search_passages(store, "walrus importer", mode="keyword", before=t0 + 3600)
+    }
+    assert before and not any("streaming" in t for t in before)
+    assert search_passages(store, "walrus importer", mode="keyword", before=t0) == []
+    found = find(store, "switch to streaming", k=5, as_of=t0 + 3600, mode="keyword")
+    assert all("streaming" not in r.snippet for r in found)
