@@ -2,7 +2,7 @@
 
     python -m bench.bench_categories [--sizes 10000] [--repeat 7] [--devset-store DIR]
 
-Runs on a copy of the dev-set store (``bench/.cache/devset-store-hashing`` by default; the
+Runs on a copy of the dev-set store (``bench/.cache/devset-store-twat-search-hashing`` by default; the
 cache is never written) and on synthetic stores of ``--sizes`` memories (``bench.generate``,
 no vectors: categories do not use them). For each store: the first refresh (derive, write
 members, summarise every category), a refresh with nothing changed, and an incremental one
@@ -135,7 +135,7 @@ def main(argv: list[str] | None = None) -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--sizes", type=int, nargs="*", default=[10_000])
     p.add_argument("--repeat", type=int, default=7)
-    p.add_argument("--devset-store", type=Path, default=CACHE_DIR / "devset-store-hashing")
+    p.add_argument("--devset-store", type=Path, default=CACHE_DIR / "devset-store-twat-search-hashing")
     p.add_argument("--keep", type=Path, help="keep (and reuse) the built synthetic stores here")
     a = p.parse_args(argv)
     print(machine_line())

@@ -210,7 +210,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--files", type=int, default=12)
     a = ap.parse_args(argv)
     projects: list[tuple[str, Path, bool]] = [("this-repo", REPO, False)]
-    ws = CACHE_DIR / "devset-ws"
+    ws = CACHE_DIR / "devset-ws-twat-search"
     if (ws / ".git").is_dir():
         projects.append(("devset", ws, True))
     else:

@@ -406,7 +406,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument(
         "--split", default="tune", choices=SPLITS, help="the split whose misses are printed"
     )
-    ap.add_argument("--devset-ws", type=Path, default=CACHE_DIR / "devset-ws")
+    ap.add_argument("--devset-ws", type=Path, default=CACHE_DIR / "devset-ws-twat-search")
     ap.add_argument(
         "--llm", action="store_true", help="the labelled pairs with the configured LLM as judge"
     )

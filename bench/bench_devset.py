@@ -38,6 +38,7 @@ import shutil
 import sqlite3
 import subprocess
 import sys
+import threading
 import time
 from collections import Counter
 from datetime import datetime
@@ -74,6 +75,7 @@ DEVSETS = next(
 _LINE = re.compile(
     r"^\s*(?:(kind|group)\s+(\S+)\s+n=\s*\d+\s+|search\s+n=\d+\s+|prefetch\s+n=\d+\s+)(.*)$"
 )
+DEFAULT_DEVSET = DEVSETS / "twat-search"
 BM25_K1 = 1.5
 BM25_B = 0.75
 _TOKEN = re.compile(r"[a-z0-9]+")
@@ -85,7 +87,10 @@ class CachedEmbedder:
 
     def __init__(self, inner: Any) -> None:
         self.inner = inner
-        self.db = sqlite3.connect(CACHE_DIR / f"embeddings-{slug(inner.model_id)}.sqlite")
+        self.db = sqlite3.connect(
+            CACHE_DIR / f"embeddings-{slug(inner.model_id)}.sqlite", check_same_thread=False
+        )
+        self.lock = threading.Lock()
         self.db.execute("CREATE TABLE IF NOT EXISTS v (h TEXT PRIMARY KEY, vec BLOB)")
 
     @property
@@ -97,6 +102,10 @@ class CachedEmbedder:
         return int(self.inner.dim)
 
     def embed(self, texts: list[str]) -> np.ndarray:
+        with self.lock:
+            return self._embed(texts)
+
+    def _embed(self, texts: list[str]) -> np.ndarray:
         keys = [hashlib.sha1(t.encode("utf-8", "surrogatepass")).hexdigest() for t in texts]
         have: dict[str, bytes] = {}
         for start in range(0, len(keys), 500):
@@ -337,7 +346,7 @@ def table(reports: list[dict[str, Any]]) -> str:
             r.get("prefetch@10", {}).get("overall", {}),
         )
         rows.append(
-            f"| {r['set']} | {p5.get('recall', '-')} | {p10.get('recall', '-')} | "
+            f"| {r['set']} | {p5.get('recall(macro)', '-')} | {p10.get('recall(macro)', '-')} | "
             f"{p10.get('leakage', '-')} |"
         )
     return "\n".join(rows)

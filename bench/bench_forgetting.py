@@ -156,7 +156,7 @@ def main(argv: list[str] | None = None) -> int:
     from storage.embeddings import HashingEmbedder
 
     ws = workspace(a.devset, a.rebuild)
-    source, _ = ingest(ws, "hashing", a.rebuild)
+    source, _ = ingest(ws, a.devset.name, "hashing", a.rebuild)
     sources = [json.loads(x) for x in (a.devset / "sources.jsonl").read_text().splitlines()]
     questions = [json.loads(x) for x in (a.devset / "questions.jsonl").read_text().splitlines()]
     cases = [json.loads(x) for x in (a.devset / "prefetch.jsonl").read_text().splitlines()]

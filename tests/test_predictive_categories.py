@@ -465,3 +465,27 @@ def test_a_store_whose_category_paths_collide_derives_categories_without_error(
     from predictive.consolidate import run
 
     assert run(store, options={"dryRun": True})["categories"]["dryRun"] is True
+
+
+def test_an_area_that_gave_way_is_not_brought_back_by_its_parent() -> None:
+    """Nested small areas giving way one after the other (a real project's anchors, reduced):
+    an area already folded into its parent is not re-parented when the parent gives way."""
+    rows = [
+        (122, "file", "app/handlers/chat.py"),
+        (122, "file", "app/utils/__init__.py"),
+        (122, "file", "docs/plans/WHATS_NEXT.md"),
+        (122, "file", "scripts/tests/test_hybrid_search.py"),
+        (131, "file", "app/handlers/chat.py"),
+        (131, "file", "app/utils/__init__.py"),
+        (131, "file", "docs/plans/MEMORY_TOOL_CALLING_REDESIGN.md"),
+        (131, "file", "scripts/tests/test_memory_tools_phase5.py"),
+        (171, "file", "scripts/tests/test_multi_level_context.py"),
+        (189, "file", "app/handlers/chat.py"),
+        (189, "file", "scripts/warp/entrypoint.sh"),
+        (190, "file", "app/main.py"),
+        (190, "file", "docs/fixes/donation_scheduler_analysis_2025_10_25.md"),
+    ]
+    out = derive(rows)
+    every = set().union(*out.members.values()) if out.members else set()
+    assert every <= {122, 131, 171, 189, 190}
+    assert all(parent is None or parent in out.wanted for _, parent, _ in out.wanted.values())
