@@ -417,3 +417,18 @@ def test_a_self_referencing_symlink_is_a_counted_skip_and_the_rest_is_read(
     found, skips = read(tmp_path)
     assert list(found) == [".cursor/rules/good.mdc"]
     assert skips.counts[("rules", "symlink loop")] == 3
+
+
+def test_a_rule_line_above_markdown_is_not_front_matter() -> None:
+    """A file that opens with a ``---`` rule and then Markdown (a heading, a sentence) keeps
+    all of its text: only ``key: value`` lines up to the closing ``---`` are front matter."""
+    text = (
+        '---\ndescription: "Guide for agents."\n\n## Purpose\nHow the app boots.\n\n'
+        "## Rules\n- Never create files at the repository root.\n---\n\n- Last note.\n"
+    )
+    fields, body, skipped = split_front_matter(text)
+    assert fields == {} and body == text and skipped == 0
+    fields, body, _ = split_front_matter(
+        '---\ndescription: "x"\n# a comment\nglobs:\n  - a\n---\nBody\n'
+    )
+    assert fields == {"description": "x", "globs": ["a"]} and body == "Body\n"

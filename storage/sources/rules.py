@@ -134,7 +134,22 @@ def split_front_matter(text: str) -> tuple[FrontMatter, str, int]:
     for end in range(1, len(lines)):
         if lines[end].strip() in ("---", "..."):
             return _parse_yaml(lines[1:end]), "\n".join(lines[end + 1 :]), end + 1
+        if not _yaml_like(lines[end]):  # a "---" rule above Markdown, not front matter
+            break
     return {}, text, 0
+
+
+_MD_HEADING = re.compile(r"^#{2,6}\s|^#[^\s#]")
+
+
+def _yaml_like(line: str) -> bool:
+    """Whether a line can belong to front matter: blank, indented, a comment, a list item or
+    ``key: value``; a Markdown heading or a sentence at the margin cannot."""
+    if not line.strip() or line[:1].isspace():
+        return True
+    if _MD_HEADING.match(line):
+        return False
+    return line.startswith(("#", "- ")) or line.strip() == "-" or bool(_KEY.match(line))
 
 
 def _parse_yaml(lines: list[str]) -> FrontMatter:
