@@ -2,11 +2,12 @@
 
     python -m bench.bench_categories [--sizes 10000] [--repeat 7] [--devset-store DIR]
 
-Runs on a copy of the dev-set store (``bench/.cache/devset-store-twat-search-hashing`` by default; the
-cache is never written) and on synthetic stores of ``--sizes`` memories (``bench.generate``,
-no vectors: categories do not use them). For each store: the first refresh (derive, write
-members, summarise every category), a refresh with nothing changed, and an incremental one
-after adding one memory to an existing area (each repeated; median and p95).
+Runs on a copy of the dev-set store (``bench/.cache/devset-store-twat-search-hashing`` by
+default; the cache is never written) and on synthetic stores of ``--sizes`` memories
+(``bench.generate``, no vectors: categories do not use them). For each store: the first
+refresh (derive, write members, summarise every category), a refresh with nothing changed,
+and an incremental one after adding one memory to an existing area (each repeated; median
+and p95).
 """
 
 from __future__ import annotations
@@ -135,7 +136,9 @@ def main(argv: list[str] | None = None) -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--sizes", type=int, nargs="*", default=[10_000])
     p.add_argument("--repeat", type=int, default=7)
-    p.add_argument("--devset-store", type=Path, default=CACHE_DIR / "devset-store-twat-search-hashing")
+    p.add_argument(
+        "--devset-store", type=Path, default=CACHE_DIR / "devset-store-twat-search-hashing"
+    )
     p.add_argument("--keep", type=Path, help="keep (and reuse) the built synthetic stores here")
     a = p.parse_args(argv)
     print(machine_line())

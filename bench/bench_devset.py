@@ -88,7 +88,9 @@ class CachedEmbedder:
     def __init__(self, inner: Any) -> None:
         self.inner = inner
         self.db = sqlite3.connect(
-            CACHE_DIR / f"embeddings-{slug(inner.model_id)}.sqlite", check_same_thread=False
+            CACHE_DIR / f"embeddings-{slug(inner.model_id)}.sqlite",
+            check_same_thread=False,
+            timeout=120,
         )
         self.lock = threading.Lock()
         self.db.execute("CREATE TABLE IF NOT EXISTS v (h TEXT PRIMARY KEY, vec BLOB)")

@@ -258,7 +258,8 @@ def _memory(
     anchors.append(Anchor(AnchorType.TAG, f"chat-{conv.tool}"))
     if conv.branch:
         anchors.append(Anchor(AnchorType.BRANCH, conv.branch))
-    at = next((m.at for m in msgs if m.at is not None), conv.started_at)
+    # known once its last message was said: a fix found later is not known at the problem
+    at = max((m.at for m in msgs if m.at is not None), default=conv.started_at)
     return Candidate(
         NewMemory(
             text=text,

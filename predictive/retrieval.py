@@ -22,7 +22,7 @@ import numpy as np
 from predictive.scoring import HybridScorer, Scored
 from storage import Kind, Memory, MemoryFilter, MemoryStore, search
 from storage.errors import InvalidInput
-from storage.session_search import PassageHit, search_passages
+from storage.session_search import PassageLists, passage_lists
 from storage.sessions import sessions_of
 from storage.text import fts_terms
 
@@ -38,6 +38,19 @@ CURATED_BOOST = 1.2
 """What a project wrote down on purpose (rule files, decision records) outranks what was said
 along the way, when both match as well."""
 _WORD = re.compile(r"\w+")
+CHAT_MEMORIES_AS_PIECES = False
+BEST_SHARE = 0.9
+PASSAGE_CONTEXT = False
+RANK_K = 60
+"""Reciprocal-rank fusion of the source rankings below: a source at rank r of a ranking
+earns weight / (RANK_K + r)."""
+RANKINGS: dict[str, float] = {"fused": 1.0, "keyword": 1.0, "vector": 1.0}
+"""The rankings of sources fused, and their weights. ``fused``: every hit of a source (its
+memories by hybrid score and importance, its passages by hybrid score) summed into one score;
+``keyword``: the source's best piece by bm25 alone (each passage and each memory scored on its
+own, length-normalised, and scaled by the best of its kind: the keyword floor, so a long
+session full of tool output does not drown the message that answers); ``vector``: its best
+piece by cosine similarity alone."""
 
 # What each kind of source is called in a result.
 _SOURCE_KINDS = {"git": "commit", "adr": "decision record", "rules": "rule file"}
@@ -195,6 +208,8 @@ class _Unit:
     passage_ids: list[int] = field(default_factory=list)
 
     def total(self) -> float:
+        if not self.scores:
+            return 0.0
         s = sorted(self.scores, reverse=True)
         return s[0] + SUPPORT * sum(x / (i + 1) for i, x in enumerate(s[1:4]))
 
@@ -241,23 +256,32 @@ def find(
         min_similarity=min_similarity,
         loader=lambda ids: store.get_many(ids, details=False),  # the winners get theirs below
     )
-    passages: list[PassageHit] = []
+    lists = PassageLists()
     if conversations and _conversations_apply(filters):
-        passages = search_passages(
+        lists = passage_lists(
             store,
             query,
             k=pool,
             mode=mode if qv is not None or mode == "keyword" else "keyword",
             query_vector=qv,
             before=as_of,
+            context=PASSAGE_CONTEXT,
         )
+    passages = lists.fused
     sessions = sessions_of(store)
     origins = _origins(store)
     terms = {t[:5] for t in fts_terms(query) if len(t) > 2}
     units: dict[str, _Unit] = {}
+    rankings: dict[str, dict[str, float]] = {"fused": {}, "keyword": {}, "vector": {}}
+    top_bm25 = max((h.bm25 for h in mem_hits if h.bm25 is not None), default=0.0) or 1.0
     for h in mem_hits:
         m = h.memory
         key, prov = unit_of(m, origins)
+        if CHAT_MEMORIES_AS_PIECES or not m.source.startswith("chat:"):
+            if h.bm25 is not None:
+                _best(rankings["keyword"], key, h.bm25 / top_bm25)
+            if h.similarity is not None:
+                _best(rankings["vector"], key, h.similarity)
         u = units.setdefault(key, _Unit(key, prov))
         s = MEMORY_WEIGHT * h.score * _prior(m, now)
         u.scores.append(s)
@@ -268,34 +292,49 @@ def find(
                 u.snippet, u.snippet_score = m.text, s
                 if prov.line is not None or prov.message is not None:
                     u.provenance = prov
-    if passages:
-        by_session = {s.id: s for s in sessions.get_many({p.session_id for p in passages})}
+    every = [*passages, *lists.keyword, *lists.vector]
+    if every:
+        by_session = {s.id: s for s in sessions.get_many({p.session_id for p in every})}
         idx_of = dict(
             store.conn.execute(
                 "SELECT id, idx FROM messages WHERE id IN (SELECT value FROM json_each(?))",
-                (json.dumps([p.message_id for p in passages]),),
+                (json.dumps(sorted({p.message_id for p in every})),),
             )
         )
-        for p in passages:
-            sess = by_session.get(p.session_id)
-            if sess is None:
-                continue
-            key = f"session:{sess.tool}:{sess.external_id}"
-            prov = Provenance(
-                f"chat:{sess.tool}",
-                "conversation",
-                path=sess.metadata.get("origin"),
-                session=sess.external_id,
-                message=idx_of.get(p.message_id),
-            )
-            u = units.setdefault(key, _Unit(key, prov))
-            s = PASSAGE_WEIGHT * p.score
-            u.scores.append(s)
-            u.passage_ids.append(p.passage_id)
-            if s > u.snippet_score:
-                u.snippet, u.snippet_score, u.provenance = p.text, s, prov
+        for name, hits in (
+            ("fused", passages),
+            ("keyword", lists.keyword),
+            ("vector", lists.vector),
+        ):
+            for p in hits:
+                sess = by_session.get(p.session_id)
+                if sess is None:
+                    continue
+                key = f"session:{sess.tool}:{sess.external_id}"
+                prov = Provenance(
+                    f"chat:{sess.tool}",
+                    "conversation",
+                    path=sess.metadata.get("origin"),
+                    session=sess.external_id,
+                    message=idx_of.get(p.message_id),
+                )
+                u = units.setdefault(key, _Unit(key, prov))
+                if name != "fused":
+                    _best(rankings[name], key, p.score)
+                    if not u.snippet:
+                        u.snippet, u.provenance = p.text, prov
+                    continue
+                s = PASSAGE_WEIGHT * p.score
+                u.scores.append(s)
+                u.passage_ids.append(p.passage_id)
+                if s > u.snippet_score:
+                    u.snippet, u.snippet_score, u.provenance = p.text, s, prov
         _attach_session_memories(store, units)
-    ranked = sorted(units.values(), key=lambda u: (-u.total(), u.key))[:k]
+    for u in units.values():
+        if u.scores:
+            rankings["fused"][u.key] = u.total()
+    fused = _fuse_rankings(rankings)
+    ranked = sorted(units.values(), key=lambda u: (-fused.get(u.key, 0.0), -u.total(), u.key))[:k]
     _with_details(store, ranked)
     out = []
     for u in ranked:
@@ -303,7 +342,7 @@ def find(
         out.append(
             Found(
                 unit=u.key,
-                score=u.total(),
+                score=fused.get(u.key, 0.0),
                 label=label_of(m) if m is not None else _clip(u.snippet, 80),
                 kind=m.kind.value if m is not None else u.provenance.kind,
                 provenance=u.provenance,
@@ -311,10 +350,31 @@ def find(
                 memory=m,
                 memory_ids=u.memory_ids,
                 passage_ids=u.passage_ids,
-                relevance=max(u.scores),
+                relevance=max(u.scores, default=0.0),
             )
         )
     return out
+
+
+def _best(ranking: dict[str, float], key: str, score: float) -> None:
+    """A source's score in one ranking is that of its best piece."""
+    if score > ranking.get(key, -math.inf):
+        ranking[key] = score
+
+
+def _fuse_rankings(rankings: dict[str, dict[str, float]]) -> dict[str, float]:
+    """Weighted reciprocal-rank fusion of the source rankings (:data:`RANKINGS`)."""
+    total: dict[str, float] = {}
+    best: dict[str, float] = {}
+    for name, scores in rankings.items():
+        weight = RANKINGS.get(name, 0.0)
+        if weight <= 0.0:
+            continue
+        for rank, key in enumerate(sorted(scores, key=lambda x: (-scores[x], x)), start=1):
+            share = weight / (RANK_K + rank)
+            total[key] = total.get(key, 0.0) + share
+            best[key] = max(best.get(key, 0.0), share)
+    return {key: BEST_SHARE * best[key] + (1 - BEST_SHARE) * total[key] for key in total}
 
 
 def _as_of(filters: MemoryFilter, at: float) -> MemoryFilter:

@@ -402,10 +402,21 @@ def _said_later(sessions: SessionStore, session_ids: list[int], at: float) -> se
         for r in sessions.store.conn.execute(
             "SELECT p.id FROM passages p JOIN messages m ON m.id = p.message_id "
             "JOIN sessions s ON s.id = m.session_id "
-            "WHERE s.id IN (SELECT value FROM json_each(?)) AND coalesce(s.ended_at, m.at) >= ? AND m.at >= ?",
+            "WHERE s.id IN (SELECT value FROM json_each(?)) "
+            "AND coalesce(s.ended_at, m.at) >= ? AND m.at >= ?",
             (json.dumps(session_ids), at, at),
         )
     }
+
+
+@dataclass
+class PassageLists:
+    """What a passage search ranked: the fused list and each of its sources on its own (bm25
+    over passages, cosine similarity), every one best first and as long as asked."""
+
+    fused: list[PassageHit] = field(default_factory=list)
+    keyword: list[PassageHit] = field(default_factory=list)
+    vector: list[PassageHit] = field(default_factory=list)
 
 
 def search_passages(
@@ -421,10 +432,34 @@ def search_passages(
 ) -> list[PassageHit]:
     """Passages of every conversation, best first: bm25 over ``passages_fts`` fused with exact
     cosine similarity. ``before``: only sessions that started before that instant, and only
-    what was said in them before it.
-    ``context``: score a passage with the messages before and after its own too (hybrid
-    search only). Off by default: in :func:`predictive.retrieval.find` it raised the dev set's
-    recall@5 (0.925 → 0.950) but lowered its MRR (0.794 → 0.722; bench/README.md, issue 10)."""
+    what was said in them before it. ``context``: score a passage with the messages before
+    and after its own too (hybrid search only). Off by default: in
+    :func:`predictive.retrieval.find` it raised the dev set's recall@5 (0.925 → 0.950) but
+    lowered its MRR (0.794 → 0.722; bench/README.md, issue 10)."""
+    return passage_lists(
+        store,
+        query,
+        k=k,
+        mode=mode,
+        alpha=alpha,
+        query_vector=query_vector,
+        before=before,
+        context=context,
+    ).fused
+
+
+def passage_lists(
+    store: MemoryStore | SessionStore,
+    query: str,
+    *,
+    k: int = 50,
+    mode: str = "hybrid",
+    alpha: float = DEFAULT_ALPHA,
+    query_vector: np.ndarray | None = None,
+    before: float | None = None,
+    context: bool = False,
+) -> PassageLists:
+    """:func:`search_passages`, with the keyword and vector rankings it fused kept apart."""
     _check(query, k, mode)
     sessions = store if isinstance(store, SessionStore) else sessions_of(store)
     qv = query_vector if query_vector is not None else _query_vector(sessions, query, mode)
@@ -437,7 +472,7 @@ def search_passages(
             )
         ]
         if not allowed:
-            return []
+            return PassageLists()
     kw, vec = _hybrid_candidates(sessions, "passages", query, k, mode, qv, allowed)
     if before is not None and allowed is not None:
         later = _said_later(sessions, allowed, before)
@@ -448,20 +483,32 @@ def search_passages(
         fused = _with_context(sessions, "passages", fused, kw, vec, alpha, qv)
     fused = fused[:k]
     if not fused:
-        return []
+        return PassageLists()
+    wanted = {f[0] for f in fused} | {h[0] for h in kw} | {h[0] for h in vec}
     rows = {
         r[0]: r
         for r in sessions.store.conn.execute(
             "SELECT id, message_id, session_id, ord, start, text FROM passages WHERE id IN "
             "(SELECT value FROM json_each(?))",
-            (json.dumps([f[0] for f in fused]),),
+            (json.dumps(sorted(wanted)),),
         )
     }
     sims = dict(vec)
-    return [
-        PassageHit(
-            *rows[pid], score=score, keyword=comps.get("keyword", 0.0), similarity=sims.get(pid)
-        )
-        for pid, score, comps in fused
-        if pid in rows
-    ]
+    top_bm25 = max((s for _, s in kw), default=0.0) or 1.0
+    return PassageLists(
+        fused=[
+            PassageHit(
+                *rows[pid], score=score, keyword=comps.get("keyword", 0.0), similarity=sims.get(pid)
+            )
+            for pid, score, comps in fused
+            if pid in rows
+        ],
+        keyword=[
+            PassageHit(
+                *rows[pid], score=s / top_bm25, keyword=s / top_bm25, similarity=sims.get(pid)
+            )
+            for pid, s in kw
+            if pid in rows
+        ],
+        vector=[PassageHit(*rows[pid], score=s, similarity=s) for pid, s in vec if pid in rows],
+    )

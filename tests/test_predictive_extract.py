@@ -200,6 +200,8 @@ def test_a_confirmed_fix_is_a_solution_with_the_error_signature_and_code() -> No
     assert "app/views.py" in anchors_of(sol, AnchorType.FILE)
     assert m.source == "chat:claude" and m.metadata["messageIdx"] == 0
     assert sol.confidence > 0.8
+    # known when the fix was said, not when the error was first pasted (--as-of)
+    assert m.created_at == m.valid_from == 101.0
 
 
 def test_a_fix_the_user_says_failed_is_dropped() -> None:
