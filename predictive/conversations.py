@@ -552,8 +552,11 @@ def summarise(conv: Conversation, *, topics: int = 12) -> str:
     return " ".join(parts)
 
 
-MAX_SESSION_FILES = 40
-"""At most this many of a session's most mentioned files anchor its memory."""
+MAX_SESSION_FILES = 100
+"""At most this many of a session's most mentioned files anchor its memory. Tuned on gryag
+(issue 20: 40 → 100 raised file-open prefetch 0.742 → 0.847 at 5 items, 0.786 → 0.890 at 10;
+a long session that lists the tree named 40 files three times and cut the files it worked on;
+200 gave 0.834 / 0.890), checked on twat-search (unchanged, 0.910 / 0.988)."""
 
 
 def session_unit(conv: Conversation, summary: str, mentions: Counter[str]) -> NewMemory:
