@@ -10,7 +10,6 @@ written before stays written and consistent (each batch is one transaction).
 
 from __future__ import annotations
 
-import dataclasses
 import hashlib
 import json
 import logging
@@ -210,7 +209,7 @@ class _Run:
         self.done = 0
         self.cancelled: BaseException | None = None
         self._files: FileIndex | None = None
-        self._changed: dict[str, float | None] = {}
+        self._changed: dict[tuple[str, bool], float | None] = {}
         self.llm = None if opts.dry_run else client_for(store)  # None unless configured
 
     def progress(self, message: str, total: int = 0) -> None:
@@ -360,7 +359,6 @@ class _Run:
                 records += adr.find_records(base, dirs=[rel], skips=self.skips)
             else:
                 records += adr.find_records(base, paths=[rel], skips=self.skips)
-        records = [self.dated(r) for r in records]
         report.read = len(records)
         state = self.store.cursors.get("adr")
         previous = self.store.source_ids("adr", include_archived=False)
@@ -404,29 +402,37 @@ class _Run:
         if changed_state:
             self.store.cursors.set("adr", changed_state)
 
-    def dated(self, r: DecisionRecord) -> DecisionRecord:
-        """A record without a date of its own is dated by git: the last commit that changed
-        it (its modification time when it has uncommitted changes), never the ingestion."""
-        if r.date is not None:
-            return r
-        at = self.changed_at(r.path)
-        return dataclasses.replace(r, date=at) if at is not None else r
-
-    def changed_at(self, path: str) -> float | None:
+    def changed_at(self, path: str, *, committed: bool = False) -> float | None:
+        """When ``path`` got its text (:func:`storage.sources.git.last_changed`); with
+        ``committed``, only the time of the commit that gave it (None when it has uncommitted
+        changes or git does not know it)."""
         from storage.sources import git
 
-        if path not in self._changed:
-            self._changed[path] = git.last_changed(self.root, path)
-        return self._changed[path]
+        key = (path, committed)
+        if key not in self._changed:
+            self._changed[key] = (
+                git.committed_at(self.root, path)
+                if committed
+                else git.last_changed(self.root, path)
+            )
+        return self._changed[key]
 
     def decision(self, r: DecisionRecord) -> Candidate:
-        """A record's memory, known from when its text was: a record edited after the date it
-        names holds today's text, which did not exist before that edit (``--as-of``)."""
+        """A record's memory, known from when its text was (``--as-of``): one without a date
+        of its own from the last commit that changed it (its modification time when git does
+        not have it), never from the ingestion; one edited in git after the date it names
+        from that edit, since the text held is the edited one. Its own date (metadata) stays
+        what the record says."""
         c = from_decision(r)
-        at = self.changed_at(r.path)
         m = c.memory
-        if at is not None and m.valid_from is not None and at > m.valid_from:
-            m.valid_from = at
+        if r.date is None:
+            at = self.changed_at(r.path)
+            if at is not None:
+                m.created_at = m.valid_from = at
+        else:
+            at = self.changed_at(r.path, committed=True)
+            if at is not None and m.valid_from is not None and at > m.valid_from:
+                m.valid_from = at
         return c
 
     def relate_records(self, r: DecisionRecord, by_path: dict[str, int]) -> None:

@@ -125,11 +125,18 @@ def last_changed(root: Path, path: str) -> float | None:
         mtime = full.stat().st_mtime
     except OSError:
         mtime = None
+    at = committed_at(root, path)
+    return mtime if at is None else at
+
+
+def committed_at(root: Path, path: str) -> float | None:
+    """The commit time of the last commit that changed ``path``, when its text is that
+    commit's (None when it is untracked or modified, or ``root`` is not a repository)."""
     status = _out(root, "status", "--porcelain", "--", path)
     if status is None or status:  # not a repository, or untracked / modified
-        return mtime
+        return None
     at = _out(root, "log", "-1", "--format=%ct", "--", path)
-    return float(at) if at and at.isdigit() else mtime
+    return float(at) if at and at.isdigit() else None
 
 
 def _commit_exists(root: Path, rev: str) -> bool:
