@@ -30,6 +30,7 @@ TOPIC_MIN = 4.0
 MAX_TOPICAL = 6
 """At most this many project-wide sections apply by topic to one file."""
 PATH_RELEVANCE = 0.9
+WIDE_RELEVANCE = 0.4
 _SHOUTED = re.compile(r"\b(?:IMPORTANT|MUST|NEVER|ALWAYS|CRITICAL|WARNING|DO NOT)\b")
 _BINDING = re.compile(r"\b(?:must|never|always|do not|don't|avoid|required?)\b", re.I)
 
@@ -130,4 +131,8 @@ class RuleIndex:
         topical.sort(key=lambda x: (-x[0], x[1].id))
         for score, m in topical[:MAX_TOPICAL]:
             out.append((m, "topic", min(0.8, 0.4 + 0.04 * score)))
+        wide = [x.memory for x in self.sections if x.wide]
+        if len(wide) <= MAX_TOPICAL:  # a short project-wide rule set applies to every file
+            taken = {m.id for m, _, _ in out}
+            out += [(m, "topic", WIDE_RELEVANCE) for m in wide if m.id not in taken]
         return out
