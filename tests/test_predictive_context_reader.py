@@ -46,7 +46,9 @@ def project(tmp_path: Path) -> Path:
     (root / "AGENTS.md").write_text(
         "# Agents\n\n## Testing\nNEVER run pytest directly: use scripts/run-tests for every "
         "test run.\n\n## Billing\nChanges under `src/billing/` need a second reviewer from "
-        "the payments team.\n\n## Docs\nThe documentation site is built with mkdocs.\n"
+        "the payments team.\n\n## Docs\nThe documentation site is built with mkdocs.\n\n"
+        "## Releases\nTag releases from the main branch only.\n\n## Logging\nLog with "
+        "structlog, one event per line.\n\n## Style\nKeep modules under 500 lines.\n"
     )
     (root / "models" / "user.py").write_text("class User:\n    pass\n")
     (root / "src" / "billing" / "invoice.py").write_text("def total():\n    return 0\n")

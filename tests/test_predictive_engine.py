@@ -390,9 +390,11 @@ def _rule(store: MemoryStore, text: str, kind: str, **extra: object) -> int:
     ).id
 
 
-def test_rules_the_tools_load_themselves_are_not_repeated(store: MemoryStore) -> None:
-    claude = _rule(store, "Run the tests before committing", "claude")
-    agents = _rule(store, "Keep functions short", "agents")
+def test_rules_the_tools_load_themselves_are_left_out_of_that_tools_file_only(
+    store: MemoryStore,
+) -> None:
+    claude = _rule(store, "Run the tests before committing", "claude", alwaysApply=True)
+    agents = _rule(store, "Keep functions short", "agents", alwaysApply=True)
     always = _rule(store, "Use British spelling", "cursor-mdc", alwaysApply=True)
     scoped = _rule(
         store,
@@ -402,8 +404,15 @@ def test_rules_the_tools_load_themselves_are_not_repeated(store: MemoryStore) ->
         alwaysApply=False,
     )
     result = ContextEngine(store).assemble(req())
-    assert not {claude, agents, always} & set(result.memory_ids)
+    # the editor's context (and MCP's, and a copy) holds the project's own rules
+    assert {claude, agents, always} <= set(result.memory_ids)
     assert scoped in tier_ids(result, "critical")  # a rule scoped to this file is critical
+    for_claude, for_cursor = result.markdown_for("claude"), result.markdown_for("cursor")
+    assert "Run the tests before committing" not in for_claude
+    assert "Keep functions short" in for_claude and "Use British spelling" in for_claude
+    assert "Keep functions short" not in for_cursor and "Use British spelling" not in for_cursor
+    assert "Run the tests before committing" in for_cursor
+    assert "Payments code retries with backoff" in for_claude and "retries" in for_cursor
 
 
 def test_a_commit_counts_only_for_the_files_it_touched(store: MemoryStore) -> None:
