@@ -22,7 +22,7 @@ from predictive.compress import Compressor, DeterministicCompressor
 from predictive.consolidation.serving import cap_renderings, serving_level
 from predictive.derive import FileFacts, branch_tokens, derive_file, error_signature
 from predictive.excerpts import FileTerms, excerpt, file_terms
-from predictive.glob_breadth import AREA_SHARE, GlobBreadth
+from predictive.glob_breadth import AREA_SHARE, GlobBreadth, glob_weight
 from predictive.globs import glob_match, specificity
 from predictive.open_file import is_the_open_file
 from predictive.render import (
@@ -110,7 +110,6 @@ GLOB_PER_FOLDER = 0.15  # … and each folder it names
 RULE_TOPIC_BONUS = 0.15
 RULE_TOPIC_STEP = 0.02
 RULE_BINDING_BONUS = 0.1
-RULE_TOPIC_MIN = TOPIC_MIN  # shared-word weight below which a glob-matched section is off-topic
 LONG_RULE = 4  # sections a rule file has at least before its off-topic ones become pointers
 NARROWER = 0.05  # how much narrower a rule's glob must be to make a broader one's sections pointers
 
@@ -398,7 +397,7 @@ class ContextEngine:
                 folders = specificity(pat)
                 found = (min(1.0, GLOB_BASE + GLOB_PER_FOLDER * folders), folders > 0)
             else:
-                found = (self._breadth.weight(pat) or GLOB_BASE, share <= AREA_SHARE)
+                found = (glob_weight(share), share <= AREA_SHARE)
             out[mid] = max(out.get(mid, found), found)
         return out
 
@@ -591,7 +590,7 @@ class ContextEngine:
                 and c.reasons <= {"glob", "glob-any", "search", "graph", "background"}
                 and globbed.get(mid, (narrowest, False))[0] < narrowest - NARROWER
                 and rules.per_file[str(meta.get("file") or "")] >= LONG_RULE
-                and topical.get(mid, 0.0) < RULE_TOPIC_MIN
+                and topical.get(mid, 0.0) < TOPIC_MIN
                 and not binding(c.memory.text)
             ):
                 # a section of a broader rule than the one for this area, matching by glob
@@ -742,9 +741,7 @@ class ContextEngine:
         meta = m.metadata if isinstance(m.metadata, dict) else {}
         if meta.get("unit") != "session" or not reasons & {"file", "paired"}:
             return None
-        about = max(
-            (mention_strength(m, p) for p in (terms.path, *self._paired_of(terms))), default=0.0
-        )
+        about = max(mention_strength(m, p) for p in (terms.path, *terms.paired))
         said = self._said_in(m, terms, as_of, about >= ABOUT_FILE)
         if not said:
             return None
@@ -766,10 +763,6 @@ class ContextEngine:
             if lv in out:
                 out[lv] += note
         return out
-
-    @staticmethod
-    def _paired_of(terms: FileTerms) -> tuple[str, ...]:
-        return tuple(terms.paired)
 
     @staticmethod
     def _paired_texts(facts: FileFacts, root: str | None) -> dict[str, str | None]:

@@ -46,10 +46,7 @@ class GlobBreadth:
                 self._shares[pattern] = max(hits, 1) / len(self._files)
             return self._shares[pattern]
 
-    def weight(self, pattern: str) -> float | None:
-        """0.65 for a glob over every file, rising to 1.0 for one over 1 % of them or fewer;
-        None when the files are unknown."""
-        s = self.share(pattern)
-        if s is None:
-            return None
-        return 0.65 + 0.35 * min(1.0, math.log10(1.0 / s) / 2.0)
+
+def glob_weight(share: float) -> float:
+    """0.65 for a glob over every file, rising to 1.0 for one over 1 % of them or fewer."""
+    return 0.65 + 0.35 * min(1.0, math.log10(1.0 / share) / 2.0)

@@ -59,6 +59,19 @@ def project(tmp_path: Path) -> Path:
     return root
 
 
+def conversation(turns: list[tuple[str, str]], **fields: str) -> Conversation:
+    """A conversation of ``turns`` (role, text), one second apart from 1_700_000_000."""
+    return Conversation(
+        tool=fields.pop("tool", "claude"),
+        external_id=fields.pop("external_id", "s-1"),
+        title=fields.pop("title", "invoice totals"),
+        messages=tuple(
+            ChatMessage(i, r, t, at=1_700_000_000.0 + i) for i, (r, t) in enumerate(turns)
+        ),
+        **fields,
+    )
+
+
 def context(store: MemoryStore, root: Path, path: str) -> str:
     text = (root / path).read_text()
     return ContextEngine(store, root=root).assemble(ContextRequest(path=path, text=text)).markdown
@@ -178,14 +191,7 @@ def test_a_conversation_shows_what_was_said_about_the_file(
         ("user", "From now on totals in invoice.py must be integers in cents, never floats."),
         ("assistant", "Done."),
     ]
-    conv = Conversation(
-        tool="claude",
-        external_id="s-1",
-        title="invoice totals",
-        messages=tuple(
-            ChatMessage(i, r, t, at=1_700_000_000.0 + i) for i, (r, t) in enumerate(turns)
-        ),
-    )
+    conv = conversation(turns)
     run(store, root=root, options={"sources": ["chats"]}, conversations=[conv])
     md = context(store, root, "src/billing/invoice.py")
     assert "We identified that `total` in invoice.py sums floats" in md
@@ -284,14 +290,8 @@ def test_the_commit_that_saved_a_conversation_about_the_file_comes_with_it(
         ("user", "invoice.py sums floats and loses cents, fix invoice.py please."),
         ("assistant", "We identified that `total` in invoice.py sums floats."),
     ]
-    conv = Conversation(
-        tool="specstory",
-        external_id="2024-03-01_invoices",
-        title="invoice totals",
-        origin=str(root / export),
-        messages=tuple(
-            ChatMessage(i, r, t, at=1_700_000_000.0 + i) for i, (r, t) in enumerate(turns)
-        ),
+    conv = conversation(
+        turns, tool="specstory", external_id="2024-03-01_invoices", origin=str(root / export)
     )
     run(store, root=root, options={"sources": ["chats"]}, conversations=[conv])
     saved = commit_memory(
