@@ -46,8 +46,8 @@ from storage.text import parse_instant
 
 log = logging.getLogger(__name__)
 
-SOURCES = ("git", "adr", "rules", "chats")
-FIRST_RUN_SOURCES = ("git", "adr", "rules")
+SOURCES = ("git", "adr", "rules", "shared", "chats")
+FIRST_RUN_SOURCES = ("git", "adr", "rules", "shared")
 TOOLS = ("cursor", "specstory", "copilot", "claude", "codex")
 BATCH = 64
 USER_MENTION_WEIGHT = 3
@@ -96,6 +96,7 @@ class IngestOptions:
     include_merges: bool = False  # merge commits are noise by default
     include_bots: bool = False  # so are commits by bots (dependabot, renovate, …[bot])
     include_trivial: bool = False  # and "wip", "lol tabs", "Initial commit", "fix"
+    shared_folder: str | None = None  # the team's memory files (default .living-memory/shared)
 
     @property
     def commit_filter(self) -> CommitFilter:
@@ -135,6 +136,7 @@ class IngestOptions:
             include_merges=_flag(raw, "include_merges", "includeMerges"),
             include_bots=_flag(raw, "include_bots", "includeBots"),
             include_trivial=_flag(raw, "include_trivial", "includeTrivial"),
+            shared_folder=raw.get("shared_folder") or raw.get("sharedFolder"),
         )
 
     def wanted(self) -> tuple[str, ...]:
@@ -489,6 +491,23 @@ class _Run:
                 new_state[path] = "removed"
         if new_state and not self.opts.dry_run:
             self.store.cursors.set("rules", new_state)
+
+    # ---- the team's shared folder ------------------------------------------------------------
+
+    def shared(self, report: SourceReport) -> None:
+        from predictive.team import folder_of, read_folder
+
+        folder = folder_of(self.root, self.opts.shared_folder)
+        self.progress(f"shared: reading {folder}")
+        got = read_folder(self.store, self.root, folder, self.skips, dry_run=self.opts.dry_run)
+        report.read += got.read
+        report.added += got.added
+        report.unchanged += got.unchanged
+        report.rewritten += got.updated
+        report.superseded += got.superseded
+        report.archived += got.archived
+        for k, n in got.by_kind.items():
+            report.by_kind[k] = report.by_kind.get(k, 0) + n
 
     # ---- chats -----------------------------------------------------------------------------
 

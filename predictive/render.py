@@ -24,7 +24,12 @@ def _date(ts: float) -> str:
 
 
 def provenance(m: Memory) -> str:
-    """Where a memory came from: ADR file, commit, chat session, or its source."""
+    """Where a memory came from: ADR file, commit, chat session, a teammate, or its source."""
+    shared = m.metadata.get("shared")
+    if isinstance(shared, dict) and shared.get("path"):
+        by = f" by {shared['by']}" if shared.get("by") else ""
+        when = f" {_date(shared['at'])}" if isinstance(shared.get("at"), int | float) else ""
+        return f"shared{by}{when} ({shared['path']})"
     for a in m.artifacts:
         if a.type == "commit":
             return f"commit {a.ref[:10]}"

@@ -76,6 +76,8 @@ class Provenance:
     session: str | None = None
     message: int | None = None
     commit: str | None = None
+    author: str | None = None  # who shared it (a file of the team's shared folder)
+    shared_at: float | None = None  # when (the commit that last changed the file)
 
     def to_dict(self) -> dict[str, Any]:
         return {k: v for k, v in self.__dict__.items() if v is not None}
@@ -89,6 +91,8 @@ class Provenance:
             where += f":{self.line}"
         if self.message is not None:
             where += f"#{self.message}"
+        if self.author:
+            where += f", shared by {self.author}"
         return where
 
 
@@ -184,6 +188,15 @@ def unit_of(m: Memory, origins: dict[tuple[str, str], str | None]) -> tuple[str,
         path = origins.get((tool, session)) or m.metadata.get("origin")
         return f"session:{tool}:{session}", Provenance(
             src, "conversation", path=path, session=session, message=idx
+        )
+    shared = m.metadata.get("shared") if isinstance(m.metadata.get("shared"), dict) else None
+    if shared:
+        return f"memory:{m.id}", Provenance(
+            src,
+            "shared memory",
+            path=shared.get("path"),
+            author=shared.get("by"),
+            shared_at=shared.get("at"),
         )
     return f"memory:{m.id}", Provenance(src, "memory", path=_file_anchor(m))
 

@@ -39,7 +39,7 @@ from storage.paths import default_db_path, git_root
 from storage.search import MIN_SIMILARITY
 from storage.text import parse_instant
 
-INGEST_SOURCES = ("git", "adr", "rules", "chats", "all")
+INGEST_SOURCES = ("git", "adr", "rules", "shared", "chats", "all")
 EXIT_OK = 0
 EXIT_ERROR = 2
 
@@ -267,7 +267,7 @@ def build_parser() -> argparse.ArgumentParser:
         "what",
         nargs="*",
         type=_ingest_source,
-        help="git, adr, rules, chats or all (default: all)",
+        help="git, adr, rules, shared, chats or all (default: all)",
     )
     ig.add_argument(
         "--source",
@@ -300,6 +300,10 @@ def build_parser() -> argparse.ArgumentParser:
         help='keep trivial commits: "wip", "fix", "Initial commit", two words and no body',
     )
     ig.add_argument("--root", type=Path, help="the project folder (default: the git root here)")
+    ig.add_argument(
+        "--shared-folder",
+        help="the team's memory files (default: .living-memory/shared in the project)",
+    )
     ig.add_argument("--watch", action="store_true", help="keep following new conversations")
     ig.add_argument("--interval", type=float, default=10.0, help="seconds between --watch rounds")
     ig.add_argument("--rounds", type=_positive_int, help=argparse.SUPPRESS)
@@ -345,6 +349,40 @@ def build_parser() -> argparse.ArgumentParser:
     merged.add_argument("--merged-id", type=_memory_id, help="the memory that merges both")
     merged.add_argument("--merged-text", help="the text of a new memory that merges both")
     rv.add_argument("--json", action="store_true")
+
+    rw = sub.add_parser(
+        "review", help="what may become team knowledge: list, approve, edit, reject memories"
+    )
+    rws = rw.add_subparsers(dest="action", metavar="ACTION", parser_class=_Parser)
+    rl = rws.add_parser("list", help="memories awaiting review (the default action)")
+    rl.add_argument("--status", choices=["proposed", "approved", "rejected"], default="proposed")
+    rl.add_argument("-n", "--limit", type=_positive_int, default=100)
+    rl.add_argument("--json", action="store_true")
+    ra = rws.add_parser("approve", help="fit for the team: the next share writes it")
+    ra.add_argument("ids", type=_memory_id, nargs="+", metavar="ID")
+    ra.add_argument("--json", action="store_true")
+    rj = rws.add_parser("reject", help="not team knowledge: archived; its shared file goes")
+    rj.add_argument("ids", type=_memory_id, nargs="+", metavar="ID")
+    rj.add_argument("--reason", help="why (kept with the archived memory)")
+    rj.add_argument("--json", action="store_true")
+    re_ = rws.add_parser(
+        "edit", help="correct a memory in $EDITOR (or --text): a new approved version"
+    )
+    re_.add_argument("id", type=_memory_id)
+    re_.add_argument("--text", help="the new text ('-' reads standard input) instead of $EDITOR")
+    re_.add_argument("--kind", "-k", type=_choice(Kind))
+    re_.add_argument("--json", action="store_true")
+
+    sr = sub.add_parser(
+        "share", help="write approved team knowledge as Markdown files in the repository"
+    )
+    sr.add_argument(
+        "--shared-folder",
+        help="where (default: .living-memory/shared in the project; relative to the project)",
+    )
+    sr.add_argument("--root", type=Path, help="the project folder (default: the git root here)")
+    sr.add_argument("--dry-run", action="store_true", help="list what would change; write nothing")
+    sr.add_argument("--json", action="store_true")
 
     ri = sub.add_parser("reindex", help="rebuild the keyword and vector indexes from the database")
     ri.add_argument("--json", action="store_true")
@@ -529,6 +567,12 @@ def _memory_block(r: ops.Recalled) -> list[str]:
             f"ARCHIVED {_fmt_time(r.archived_at)}"
             + (f": {r.archive_reason}" if r.archive_reason else "")
         )
+    if r.shared:
+        by = f" by {r.shared['by']} <{r.shared.get('email', '')}>" if r.shared.get("by") else ""
+        when = f" on {_fmt_time(r.shared['at'])}" if r.shared.get("at") else ""
+        lines.append(f"shared{by}{when}: {r.shared.get('path')}")
+    if r.review != "approved":
+        lines.append(f"review: {r.review} (living-memory review)")
     if r.superseded_by:
         lines.append(f"superseded by #{r.superseded_by}")
     if r.supersedes:
@@ -692,6 +736,9 @@ def _print_ingest(summary: dict[str, Any]) -> None:
         print(f"skipped {skipped['total']}:")
         for s in skipped["byReason"]:
             print(f"  {s['source']}: {s['count']} × {s['reason']}")
+        for ex in skipped["examples"]:
+            if ex["source"] == "shared":  # a teammate's file: say which one to fix
+                print(f"  shared: {ex['where']}: {ex['reason']}")
     print(f"{summary['added']} memories {verb} in {summary['seconds']:.1f} s")
 
 
@@ -722,6 +769,7 @@ def cmd_ingest(store: MemoryStore, a: argparse.Namespace) -> int:
         include_merges=a.include_merges,
         include_bots=a.include_bots,
         include_trivial=a.include_trivial,
+        shared_folder=a.shared_folder,
     )
     rounds = 0
     while True:
@@ -884,6 +932,112 @@ def cmd_resolve(store: MemoryStore, a: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def cmd_review(store: MemoryStore, a: argparse.Namespace) -> int:
+    action = a.action or "list"
+    if action == "list":
+        status = getattr(a, "status", "proposed")
+        found = ops.review_list(
+            store, ops.ReviewListArgs(status=status, limit=getattr(a, "limit", 100))
+        )
+        if getattr(a, "json", False):
+            _print_json(to_wire(found))
+            return EXIT_OK
+        if not found.items:
+            print(f"No {status} memories.")
+            return EXIT_OK
+        for item in found.items:
+            m = item.memory
+            where = f"  [{item.shared_path}]" if item.shared_path else ""
+            print(f"#{m.id:<6} {m.kind:<11} {item.source:<16} {_one_line(item.text, 70)}{where}")
+        if status == "proposed":
+            print(
+                "\nApprove with: living-memory review approve ID …; correct with: "
+                "living-memory review edit ID; reject with: living-memory review reject ID …"
+            )
+        return EXIT_OK
+    if action in ("approve", "reject"):
+        fn = ops.approve if action == "approve" else ops.reject
+        done = fn(store, ops.ReviewArgs(tuple(a.ids), reason=getattr(a, "reason", None)))
+        if a.json:
+            _print_json(to_wire(done))
+            return EXIT_OK
+        verb = "Approved" if action == "approve" else "Rejected (archived)"
+        if done.changed:
+            print(f"{verb}: " + ", ".join(f"#{i}" for i in done.changed))
+        same = [i for i in done.ids if i not in done.changed]
+        if same:
+            print(f"Already {done.review}: " + ", ".join(f"#{i}" for i in same))
+        if action == "approve" and done.changed:
+            print("living-memory share writes them to the shared folder")
+        return EXIT_OK
+    m = ops.memory_of(store, a.id)
+    text = a.text
+    if text == "-":
+        text = sys.stdin.read()
+    elif text is None:
+        text = _edit_in_editor(m.text, m.id)
+    if not text.strip():
+        raise CliError("the new text is empty: nothing changed")
+    done_edit = ops.edit(store, ops.EditArgs(a.id, text, kind=a.kind.value if a.kind else None))
+    if a.json:
+        _print_json(to_wire(done_edit))
+    elif done_edit.id == a.id:
+        print(f"#{a.id} is unchanged")
+    else:
+        print(f"Edited #{a.id}: #{done_edit.id} replaces it (approved)")
+    return EXIT_OK
+
+
+def _edit_in_editor(text: str, memory_id: int) -> str:
+    """``text`` edited by the user in ``$VISUAL`` / ``$EDITOR`` (default vi)."""
+    import shlex
+    import subprocess
+    import tempfile
+
+    editor = os.environ.get("VISUAL") or os.environ.get("EDITOR") or "vi"
+    with tempfile.TemporaryDirectory(prefix="living-memory-") as tmp:
+        path = Path(tmp) / f"memory-{memory_id}.md"
+        path.write_text(text.rstrip() + "\n", encoding="utf-8")
+        try:
+            code = subprocess.call([*shlex.split(editor), str(path)])
+        except OSError as e:
+            raise CliError(f"cannot run the editor {editor!r}: {e}") from None
+        if code != 0:
+            raise CliError(f"the editor {editor!r} exited with status {code}: nothing changed")
+        try:
+            return path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as e:
+            raise CliError(f"cannot read the edited text: {e}") from None
+
+
+def cmd_share(store: MemoryStore, a: argparse.Namespace) -> int:
+    root = _project_root(a.root)
+    out = ops.share(store, ops.ShareArgs(shared_folder=a.shared_folder, dry_run=a.dry_run), root)
+    if a.json:
+        _print_json(to_wire(out))
+        return EXIT_OK
+    r = out.read
+    if r["added"] or r["updated"] or r["superseded"] or r["archived"]:
+        print(
+            f"read {out.folder}: {r['added']} new, {r['superseded']} edited, "
+            f"{r['archived']} deleted (archived)"
+        )
+    verb = "would write" if a.dry_run else "wrote"
+    for path in out.written:
+        print(f"{verb} {path}")
+    for path in out.removed:
+        print(f"{'would remove' if a.dry_run else 'removed'} {path}")
+    for path in out.kept:
+        print(f"kept {path}: changed by someone else since; ingest it, then reject again")
+    for ex in out.skipped["examples"]:
+        print(f"skipped {ex['where']}: {ex['reason']}")
+    print(
+        f"{len(out.written)} written, {len(out.removed)} removed, {out.unchanged} unchanged; "
+        f"{out.files} files ({out.bytes} bytes) in {out.folder} ({out.seconds:.2f} s)"
+    )
+    return EXIT_OK
+
+
 def cmd_serve(a: argparse.Namespace) -> int:
     """The language server; stdout carries the protocol, so nothing else may print there."""
     from storage.paths import ENV_DB
@@ -912,6 +1066,8 @@ COMMANDS: dict[str, Callable[[MemoryStore, argparse.Namespace], int]] = {
     "ask": cmd_ask,
     "contradictions": cmd_contradictions,
     "resolve": cmd_resolve,
+    "review": cmd_review,
+    "share": cmd_share,
 }
 
 

@@ -68,6 +68,7 @@ class Settings:
     git_poll_seconds: float = 3.0
     embed_batch_size: int = 64
     consolidate_when_idle_minutes: float = 10.0  # 0: only by command
+    shared_folder: str = ".living-memory/shared"  # the team's memory files, in the repository
     # An OpenAI-compatible chat endpoint (predictive.llm_config); nothing is called without it.
     llm: LlmConfig = field(default_factory=LlmConfig)
 
@@ -82,6 +83,8 @@ class Settings:
             raise Invalid("gitPollSeconds must be between 0.05 and 3600")
         if not 1 <= self.embed_batch_size <= 4096:
             raise Invalid("embedBatchSize must be between 1 and 4096")
+        if not self.shared_folder.strip():
+            raise Invalid("sharedFolder cannot be empty")
         if not 0 <= self.consolidate_when_idle_minutes <= 10_080:
             raise Invalid("consolidateWhenIdleMinutes must be between 0 and 10080 (a week)")
 

@@ -86,6 +86,25 @@ class ContradictionStatus(str, enum.Enum):
     DISMISSED = "dismissed"
 
 
+class Review(str, enum.Enum):
+    """Whether a memory may be shared with the team (only sharing is gated: a proposed
+    memory serves the local context like any other)."""
+
+    PROPOSED = "proposed"
+    APPROVED = "approved"
+    REJECTED = "rejected"
+
+
+REVIEWED_SOURCES = ("manual", "editor", "cli", "git", "adr", "rules", "shared")
+"""Sources whose memories start approved: what the user wrote or remembered explicitly, and
+what the repository itself holds (commits, decision records, rule files, the shared folder).
+Everything else (chat extraction, agents, fixes seen in the editor) starts proposed."""
+
+
+def initial_review(source: str) -> Review:
+    return Review.APPROVED if source in REVIEWED_SOURCES else Review.PROPOSED
+
+
 class Resolution(str, enum.Enum):
     A_WINS = "a_wins"
     B_WINS = "b_wins"
@@ -153,6 +172,7 @@ class NewMemory:
     fact_key: str | None = None
     fact_value: str | None = None
     metadata: dict[str, Any] = field(default_factory=dict)
+    review: Review | None = None  # None: by source (:func:`initial_review`)
 
 
 @dataclass
@@ -188,6 +208,7 @@ class Memory:
     metadata: dict[str, Any]
     anchors: list[Anchor] = field(default_factory=list)
     artifacts: list[Artifact] = field(default_factory=list)
+    review: Review = Review.APPROVED
 
     def level(self, level: Level) -> str | None:
         """The text at a level, or None when that level has not been filled yet."""
@@ -231,6 +252,7 @@ class Memory:
             "metadata": self.metadata,
             "anchors": [str(a) for a in self.anchors],
             "artifacts": [{"type": a.type, "ref": a.ref, "title": a.title} for a in self.artifacts],
+            "review": self.review.value,
         }
 
 

@@ -28,7 +28,17 @@ from storage.graph import Graph
 from storage.levels import Levels
 from storage.locks import LockStore
 from storage.memory_vectors import Embeddings
-from storage.models import Anchor, AnchorType, Artifact, Kind, Memory, NewMemory, Scope
+from storage.models import (
+    Anchor,
+    AnchorType,
+    Artifact,
+    Kind,
+    Memory,
+    NewMemory,
+    Review,
+    Scope,
+    initial_review,
+)
 from storage.redact import redact
 from storage.rows import (
     bump,
@@ -45,6 +55,7 @@ from storage.rows import (
     validate_text,
     write_vector,
 )
+from storage.shared_files import SharedFiles
 from storage.text import content_hash
 from storage.usage import Usage
 from storage.vector_index import VectorIndex
@@ -56,7 +67,7 @@ _MEMORY_COLUMNS = (
     "id, kind, text, summary, compressed, index_label, scope, source, source_id, content_hash, "
     "importance, confidence, decay_score, retrieval_count, citation_count, ignore_count, "
     "created_at, updated_at, valid_from, valid_to, last_accessed, supersedes, superseded_by, "
-    "archived, archived_at, archive_reason, fact_key, fact_value, metadata"
+    "archived, archived_at, archive_reason, fact_key, fact_value, metadata, review"
 )
 _UPDATABLE = {
     "kind",
@@ -75,6 +86,7 @@ _UPDATABLE = {
     "fact_key",
     "fact_value",
     "metadata",
+    "review",
 }
 _TEXT_FIELDS = {"text", "summary", "compressed", "index_label", "fact_value"}
 
@@ -200,6 +212,7 @@ class Stats:
 _ANCHOR_TYPES = {t.value: t for t in AnchorType}
 _KINDS = {k.value: k for k in Kind}
 _SCOPES = {s.value: s for s in Scope}
+_REVIEWS = {r.value: r for r in Review}
 
 
 def default_index_path(db_path: Path) -> Path:
@@ -239,6 +252,7 @@ class MemoryStore:
         self.embeddings = Embeddings(self)
         self.cursors = Cursors(self)
         self.locks = LockStore(self)
+        self.shared = SharedFiles(self)
         self.conn  # open now so that errors surface at construction  # noqa: B018
 
     # ---- plumbing --------------------------------------------------------------------------
@@ -407,6 +421,9 @@ class MemoryStore:
             "fact_key": redact(m.fact_key) if m.fact_key else m.fact_key,
             "fact_value": optional_text(m.fact_value, "fact_value"),
             "metadata": metadata_json(m.metadata),
+            "review": choice(
+                Review, m.review or initial_review(m.source or "manual"), "review"
+            ).value,
             "anchors": clean_anchors(m.anchors),
             "artifacts": clean_artifacts(m.artifacts),
         }
@@ -538,6 +555,7 @@ class MemoryStore:
             fact_key=r[26],
             fact_value=r[27],
             metadata=json.loads(r[28]),
+            review=_REVIEWS[r[29]],
         )
 
     def list(
@@ -722,6 +740,8 @@ class MemoryStore:
                 v = choice(Kind, v, "kind").value
             elif k == "scope":
                 v = choice(Scope, v, "scope").value
+            elif k == "review":
+                v = choice(Review, v, "review").value
             elif k == "metadata":
                 v = metadata_json(v)
             elif k == "fact_key" and isinstance(v, str):

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from storage.models import REVIEWED_SOURCES
+
 _KINDS = (
     "'fact','decision','episode','solution','pattern','workflow','convention','preference',"
     "'summary'"
 )
+_REVIEWED = ",".join(f"'{s}'" for s in REVIEWED_SOURCES)
 _EDGE_TYPES = (
     "'RELATES_TO','SIMILAR_TO','LEADS_TO','DERIVED_FROM','SOLVES','SUPERSEDES',"
     "'OCCURRED_BEFORE','EVOLVED_INTO','CONTRADICTS','INVALIDATED_BY','PREFERS_OVER',"
@@ -341,4 +344,26 @@ DELETE FROM edges WHERE type = 'CONTRADICTS' AND EXISTS (
 );
 """
 
-MIGRATIONS: list[str] = [_V1, _V2, _V3, _V4, _V5, _V6, _V7]
+# v10: team memory. ``review``: whether a memory may be shared with the team (``proposed``
+# until someone approves it; ``rejected`` never). Memories the user wrote or that come from
+# the repository itself are approved; what was extracted from elsewhere (chats, agents, fixes
+# seen in the editor) waits for review. ``shared_files``: the files of the shared folder
+# (one per memory lineage, under a short stable id) with the memory each one holds now and
+# the fingerprint of its bytes when this store last wrote or read it.
+_V10 = f"""
+ALTER TABLE memories ADD COLUMN review TEXT NOT NULL DEFAULT 'approved'
+    CHECK (review IN ('proposed','approved','rejected'));
+UPDATE memories SET review = 'proposed' WHERE source NOT IN ({_REVIEWED});
+CREATE INDEX memories_proposed ON memories(review, kind) WHERE review != 'approved';
+
+CREATE TABLE shared_files(
+    sid         TEXT PRIMARY KEY,
+    path        TEXT NOT NULL UNIQUE,
+    memory_id   INTEGER REFERENCES memories(id) ON DELETE SET NULL,
+    fingerprint TEXT NOT NULL,
+    updated_at  REAL NOT NULL
+) WITHOUT ROWID;
+CREATE INDEX shared_files_memory ON shared_files(memory_id);
+"""
+
+MIGRATIONS: list[str] = [_V1, _V2, _V3, _V4, _V5, _V6, _V7, _V10]

@@ -25,6 +25,7 @@ from predictive.operations.requests import (
     ConsolidateArgs,
     ContextArgs,
     ContradictionsArgs,
+    EditArgs,
     ExploreArgs,
     FolderArgs,
     ForgetArgs,
@@ -35,9 +36,13 @@ from predictive.operations.requests import (
     RelatedArgs,
     RememberArgs,
     ResolveArgs,
+    ReviewArgs,
+    ReviewListArgs,
     SearchArgs,
+    ShareArgs,
 )
 from predictive.operations.results import Brief, Recalled, RecalledRelated, Result
+from predictive.operations.review import approve, edit, reject, review_list, share
 from predictive.operations.search import search
 from predictive.operations.upkeep import consolidate, ingest, reindex, stats
 
@@ -47,6 +52,7 @@ __all__ = [
     "ConsolidateArgs",
     "ContextArgs",
     "ContradictionsArgs",
+    "EditArgs",
     "ExploreArgs",
     "FolderArgs",
     "ForgetArgs",
@@ -61,12 +67,17 @@ __all__ = [
     "RememberArgs",
     "ResolveArgs",
     "Result",
+    "ReviewArgs",
+    "ReviewListArgs",
     "SearchArgs",
+    "ShareArgs",
     "anchors_of",
+    "approve",
     "cite",
     "consolidate",
     "context_for_file",
     "contradictions",
+    "edit",
     "explore",
     "forget",
     "ignore",
@@ -75,11 +86,14 @@ __all__ = [
     "memory_of",
     "recall",
     "reindex",
+    "reject",
     "related",
     "relative_path",
     "remember",
     "resolve_contradiction",
     "restore",
+    "review_list",
     "search",
+    "share",
     "stats",
 ]

@@ -164,6 +164,8 @@ def recall(store: MemoryStore, a: RecallArgs, via: str = "recall") -> Recalled |
             Link(e.source_id, e.target_id, e.type.value, e.strength)
             for e in store.graph.edges(m.id, direction="both")
         ),
+        review=m.review.value,
+        shared=m.metadata.get("shared") if isinstance(m.metadata.get("shared"), dict) else None,
     )
 
 

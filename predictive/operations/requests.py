@@ -226,7 +226,7 @@ class ContextArgs:
             _between("budget", self.budget, 200, 1_000_000)
 
 
-SourceName = Literal["git", "adr", "rules", "chats", "all"]
+SourceName = Literal["git", "adr", "rules", "shared", "chats", "all"]
 ToolName = Literal["cursor", "specstory", "copilot", "claude", "codex"]
 
 
@@ -241,6 +241,7 @@ class IngestArgs:
     include_merges: bool | None = None  # default: the front door's setting (else False)
     include_bots: bool | None = None
     include_trivial: bool | None = None
+    shared_folder: str | None = None  # default: the front door's setting (.living-memory/shared)
     folder: str | None = None
 
 
@@ -258,3 +259,53 @@ class ReindexArgs:
     def __post_init__(self) -> None:
         if self.batch_size is not None:
             _between("batchSize", self.batch_size, 1, 4096)
+
+
+ReviewName = Literal["proposed", "approved", "rejected"]
+
+
+@dataclass(frozen=True)
+class ReviewListArgs:
+    status: ReviewName = "proposed"
+    limit: int = 100
+    folder: str | None = None
+
+    def __post_init__(self) -> None:
+        _between("limit", self.limit, 1, 5000)
+
+
+@dataclass(frozen=True)
+class ReviewArgs:
+    """Approve or reject memories (several ids at once)."""
+
+    ids: tuple[int, ...]
+    reason: str | None = None  # why (reject): kept as the archive reason
+    folder: str | None = None
+
+    def __post_init__(self) -> None:
+        if not self.ids:
+            raise Invalid("argument 'ids' names no memory")
+        for i in self.ids:
+            _positive("ids", i)
+
+
+@dataclass(frozen=True)
+class EditArgs:
+    """A person's correction: a new version that supersedes the memory (approved)."""
+
+    id: int
+    text: str
+    kind: KindName | None = None  # default: the memory's
+    anchors: tuple[str, ...] | None = None  # default: the memory's
+    folder: str | None = None
+
+    def __post_init__(self) -> None:
+        _positive("id", self.id)
+        _nonblank("text", self.text)
+
+
+@dataclass(frozen=True)
+class ShareArgs:
+    shared_folder: str | None = None  # default: the front door's setting (.living-memory/shared)
+    dry_run: bool = False
+    folder: str | None = None

@@ -117,6 +117,8 @@ class Recalled(Result):
     archive_reason: str | None = None
     categories: tuple[str, ...] = ()
     edges: tuple[Link, ...] = ()
+    review: str = "approved"  # whether it may be shared with the team (proposed, rejected)
+    shared: dict[str, Any] | None = None  # its file in the team's folder: path, by, at, commit
 
 
 @dataclass(frozen=True)
@@ -240,3 +242,64 @@ class Reindexed(Result):
     embedded: int  # memories newly embedded
     keyword_rows: int
     vectors: int | None  # None without an embedding model
+
+
+@dataclass(frozen=True)
+class ReviewItem(Result):
+    """A memory awaiting (or past) review: what it says and where it came from."""
+
+    memory: Brief
+    text: str
+    review: str
+    source: str
+    confidence: float
+    shared_path: str | None = None  # its file, relative to the shared folder, once shared
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            **self.memory.to_dict(),
+            "text": self.text,
+            "review": self.review,
+            "source": self.source,
+            "confidence": self.confidence,
+            "shared_path": self.shared_path,
+        }
+
+
+@dataclass(frozen=True)
+class ReviewList(Result):
+    status: str
+    items: tuple[ReviewItem, ...]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "status": self.status,
+            "count": len(self.items),
+            "items": [i.to_dict() for i in self.items],
+        }
+
+
+@dataclass(frozen=True)
+class Reviewed(Result):
+    """What approve or reject did to each memory: ``changed`` is False when it already was."""
+
+    review: str
+    ids: tuple[int, ...]
+    changed: tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class Shared(Result):
+    """What ``share`` read from the folder and wrote to it."""
+
+    folder: str
+    written: tuple[str, ...]
+    removed: tuple[str, ...]
+    unchanged: int
+    kept: tuple[str, ...]  # files of rejected memories changed by someone else: left in place
+    files: int  # memory files in the folder now
+    bytes: int
+    read: dict[str, int]  # what reading the folder first brought in
+    skipped: dict[str, Any]
+    seconds: float
+    dry_run: bool = False
