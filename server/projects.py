@@ -299,9 +299,11 @@ class Project:
         def work(job: Any) -> dict[str, Any] | None:
             from predictive.ingest import first_run
 
-            return first_run(
-                store, self.root, progress=job.progress, options=self.settings.commit_options
-            )
+            options = {
+                **self.settings.commit_options,
+                "shared_folder": self.settings.shared_folder,
+            }
+            return first_run(store, self.root, progress=job.progress, options=options)
 
         from predictive.ingest import needs_first_run
 

@@ -20,11 +20,12 @@ def ingest(
     a: IngestArgs,
     root: Path,
     progress: Progress | None = None,
-    defaults: Mapping[str, bool] | None = None,
+    defaults: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """Learn from git, decision records, rule files and chats; a summary per source.
 
-    ``defaults`` fill the commit filters the request leaves open (a front door's settings)."""
+    ``defaults`` fill what the request leaves open (a front door's settings: the commit
+    filters, the shared folder)."""
     from predictive.ingest import run
 
     options = {k: v for k, v in dataclasses.asdict(a).items() if k != "folder"}

@@ -19,6 +19,7 @@ from server.features import (
     lifecycle,
     maintenance,
     memory,
+    team,
 )
 
 if TYPE_CHECKING:
@@ -35,6 +36,7 @@ MODULES = (
     maintenance,
     injection,
     idle,
+    team,
 )
 
 

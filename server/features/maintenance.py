@@ -49,7 +49,10 @@ def setup(server: LivingMemoryServer) -> None:
     @command(server, "ingest", IngestArgs)
     async def ingest(a: IngestArgs) -> Any:
         def run(project: Any, job: Job) -> Any:
-            defaults = project.settings.commit_options
+            defaults = {
+                **project.settings.commit_options,
+                "shared_folder": project.settings.shared_folder,
+            }
             return ops.ingest(project.store, a, project.root, job.progress, defaults)
 
         return await job("Living Memory: ingest", run, a)
