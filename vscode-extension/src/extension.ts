@@ -28,6 +28,7 @@ import {
 } from './ui/maintenanceCommands';
 import { exploreRelated, openMemory, rememberSelection, searchMemory } from './ui/memoryCommands';
 import { MemoryView } from './ui/memoryView';
+import { approveMemory, editMemory, rejectMemory, reviewMemories, shareMemories } from './ui/reviewCommands';
 import { StatusBar } from './ui/statusBar';
 
 const RESTART_DELAY_MS = 1000;
@@ -54,6 +55,11 @@ export const HANDLERS: Record<CommandKey, Handler> = {
     s.log.show();
   },
   refreshView: (s) => s.view.refresh(),
+  reviewMemories,
+  approveMemory,
+  editMemory,
+  rejectMemory,
+  shareMemories,
 };
 
 let manager: ServerManager | undefined;

@@ -34,6 +34,11 @@ export const COMMANDS = {
   restartServer: { id: 'livingMemory.restartServer', title: 'Restart Server' },
   showLog: { id: 'livingMemory.showLog', title: 'Show Log' },
   refreshView: { id: 'livingMemory.refreshView', title: 'Refresh' },
+  reviewMemories: { id: 'livingMemory.reviewMemories', title: 'Review Memories for the Team' },
+  approveMemory: { id: 'livingMemory.approveMemory', title: 'Approve for the Team' },
+  editMemory: { id: 'livingMemory.editMemory', title: 'Edit Memory' },
+  rejectMemory: { id: 'livingMemory.rejectMemory', title: 'Reject Memory' },
+  shareMemories: { id: 'livingMemory.shareMemories', title: 'Share Approved Memories' },
 } as const;
 
 export type CommandKey = keyof typeof COMMANDS;

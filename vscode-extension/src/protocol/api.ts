@@ -34,6 +34,13 @@ import type {
   RememberArgs,
   RememberResult,
   ResolveContradictionArgs,
+  ReviewArgs,
+  ReviewedResult,
+  ReviewListArgs,
+  ReviewListResult,
+  ShareArgs,
+  ShareResult,
+  EditArgs,
   SearchArgs,
   SearchResult,
   StatsResult,
@@ -154,5 +161,28 @@ export class MemoryApi {
 
   enableClaudeImport(args: FolderArg = {}) {
     return this.call<ClaudeImportResult>(SERVER_COMMANDS.enableClaudeImport, args);
+  }
+
+  /** Memories by review status (default: proposed, awaiting a person). */
+  reviewList(args: ReviewListArgs = {}) {
+    return this.call<ReviewListResult>(SERVER_COMMANDS.reviewList, args);
+  }
+
+  approve(args: ReviewArgs) {
+    return this.call<ReviewedResult>(SERVER_COMMANDS.approve, args);
+  }
+
+  reject(args: ReviewArgs) {
+    return this.call<ReviewedResult>(SERVER_COMMANDS.reject, args);
+  }
+
+  /** A new approved version that supersedes the memory (its shared file gets the new text). */
+  edit(args: EditArgs) {
+    return this.call<RememberResult>(SERVER_COMMANDS.edit, args);
+  }
+
+  /** Reads the shared folder, then writes the approved team knowledge into it. */
+  share(args: ShareArgs = {}) {
+    return this.call<ShareResult>(SERVER_COMMANDS.share, args);
   }
 }

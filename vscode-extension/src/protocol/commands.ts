@@ -21,6 +21,11 @@ export const SERVER_COMMANDS = {
   ingest: 'livingMemory.ingest',
   consolidate: 'livingMemory.consolidate',
   enableClaudeImport: 'livingMemory.enableClaudeImport',
+  reviewList: 'livingMemory.reviewList',
+  approve: 'livingMemory.approve',
+  reject: 'livingMemory.reject',
+  edit: 'livingMemory.edit',
+  share: 'livingMemory.share',
 } as const;
 
 export type ServerCommandKey = keyof typeof SERVER_COMMANDS;
@@ -50,7 +55,7 @@ export type ResolveAction = Resolution | 'confirm';
  * only listed for review until confirmed or dismissed.
  */
 export type ContradictionStatus = 'open' | 'suspected' | 'resolved' | 'dismissed';
-export const INGEST_SOURCES = ['git', 'adr', 'rules', 'chats', 'all'] as const;
+export const INGEST_SOURCES = ['git', 'adr', 'rules', 'shared', 'chats', 'all'] as const;
 export type IngestSource = (typeof INGEST_SOURCES)[number];
 
 /** `folder` (a workspace folder URI) picks the store; else the folder of `uri` or the active one. */
@@ -160,6 +165,38 @@ export interface IngestArgs extends FolderArg {
 }
 
 export interface ConsolidateArgs extends FolderArg {
+  dryRun?: boolean;
+}
+
+/**
+ * Whether a memory may be shared with the team: `proposed` (extracted from chats, agents,
+ * fixes: waits for a person), `approved` (written to the shared folder by Share), `rejected`
+ * (archived; its shared file goes on the next Share).
+ */
+export type ReviewStatus = 'proposed' | 'approved' | 'rejected';
+
+export interface ReviewListArgs extends FolderArg {
+  status?: ReviewStatus;
+  limit?: number;
+}
+
+export interface ReviewArgs extends FolderArg {
+  ids: number[];
+  /** Why (reject): kept as the archive reason. */
+  reason?: string;
+}
+
+/** A person's correction: a new approved version supersedes the memory. */
+export interface EditArgs extends FolderArg {
+  id: number;
+  text: string;
+  kind?: Kind;
+  anchors?: string[];
+}
+
+export interface ShareArgs extends FolderArg {
+  /** Default: the `livingMemory.sharedFolder` setting (`.living-memory/shared`). */
+  sharedFolder?: string;
   dryRun?: boolean;
 }
 
@@ -340,6 +377,47 @@ export interface ClaudeImportResult {
   file: string;
   changed: boolean;
   warning?: string;
+}
+
+export interface ReviewItem extends MemoryBrief {
+  text: string;
+  review: ReviewStatus;
+  source: string;
+  confidence: number;
+  /** Its file, relative to the shared folder, once shared. */
+  sharedPath: string | null;
+}
+
+export interface ReviewListResult {
+  status: ReviewStatus;
+  count: number;
+  items: ReviewItem[];
+}
+
+export interface ReviewedResult {
+  review: ReviewStatus;
+  ids: number[];
+  /** The ids whose status changed (the others already had it). */
+  changed: number[];
+}
+
+export interface ShareResult {
+  /** The shared folder (absolute). */
+  folder: string;
+  /** Files written, relative to the folder. */
+  written: string[];
+  /** Files of rejected memories removed. */
+  removed: string[];
+  unchanged: number;
+  /** Files of rejected memories left in place: someone changed them since. */
+  kept: string[];
+  files: number;
+  bytes: number;
+  /** What reading the folder first brought in. */
+  read: { read: number; added: number; updated: number; unchanged: number; superseded: number; archived: number };
+  skipped: { total: number; byReason: unknown[]; examples: { source: string; where: string; reason: string }[] };
+  seconds: number;
+  dryRun: boolean;
 }
 
 /** Ingest and consolidate answer a JSON summary whose fields are the implementation's. */

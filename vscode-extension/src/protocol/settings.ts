@@ -28,6 +28,7 @@ export const SERVER_SETTING_KEYS = [
   'gitPollSeconds',
   'embedBatchSize',
   'consolidateWhenIdleMinutes',
+  'sharedFolder',
   'llm',
 ] as const;
 
@@ -63,6 +64,8 @@ export interface ServerSettings {
   gitPollSeconds: number;
   embedBatchSize: number;
   consolidateWhenIdleMinutes: number;
+  /** The team's memory files, relative to the project (default `.living-memory/shared`). */
+  sharedFolder: string;
   /** The optional OpenAI-compatible endpoint (server: predictive/llm_config.py). */
   llm: Record<string, unknown>;
 }

@@ -120,6 +120,7 @@ export async function ingestHistory(s: Services): Promise<void> {
         git: 'commit history',
         adr: 'architecture decision records',
         rules: 'rule files of AI tools (AGENTS.md, .cursor/rules, …)',
+        shared: "the team's shared memory files (.living-memory/shared)",
         chats: 'saved AI chats',
       }[source],
     }));

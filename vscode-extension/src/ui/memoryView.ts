@@ -1,15 +1,18 @@
 /**
- * The "Living Memory" view in the explorer: the current context grouped by tier, and the
- * contradictions to review (open ones, then suspected ones, marked). Items open their full text.
+ * The "Living Memory" view in the explorer: the current context grouped by tier, the
+ * contradictions to review (open ones, then suspected ones, marked), and the memories awaiting
+ * review before they are shared with the team (approve / edit / reject inline). Items open
+ * their full text.
  */
 import * as vscode from 'vscode';
 import type { ServerManager } from '../client/serverManager';
 import { COMMANDS, VIEW_ID } from '../ids';
-import type { Contradiction } from '../protocol/commands';
+import type { Contradiction, ReviewItem } from '../protocol/commands';
 import { TIERS } from '../protocol/notifications';
 import type { ContextItem, ContextUpdatedParams, Tier } from '../protocol/notifications';
 import type { ContextStore } from '../view/contextStore';
 import { contradictionCounts, contradictionLabel, formatTokens, kindIcon, TIER_TITLES } from '../view/format';
+import { reviewDescription, reviewLabel, reviewTooltip } from '../view/review';
 import { activeFileUri } from './common';
 
 type Node =
@@ -17,12 +20,15 @@ type Node =
   | { type: 'item'; item: ContextItem; folder: string }
   | { type: 'contradictions'; list: Contradiction[]; folder: string }
   | { type: 'contradiction'; contradiction: Contradiction; folder: string }
+  | { type: 'reviews'; list: ReviewItem[]; folder: string }
+  | { type: 'review'; item: ReviewItem; folder: string }
   | { type: 'message'; text: string };
 
 
 export class MemoryView implements vscode.TreeDataProvider<Node>, vscode.Disposable {
   private readonly changeEmitter = new vscode.EventEmitter<Node | undefined>();
   private contradictions: { folder: string; list: Contradiction[] } | undefined;
+  private reviews: { folder: string; list: ReviewItem[] } | undefined;
   private readonly view: vscode.TreeView<Node>;
   private readonly disposables: { dispose(): unknown }[] = [];
 
@@ -63,6 +69,12 @@ export class MemoryView implements vscode.TreeDataProvider<Node>, vscode.Disposa
       } catch (e) {
         this.manager.log.warn(`listing contradictions failed: ${String(e)}`);
       }
+      try {
+        const result = await this.manager.api.reviewList({ folder: update.folder });
+        this.reviews = { folder: update.folder, list: result.items };
+      } catch (e) {
+        this.manager.log.warn(`listing memories awaiting review failed: ${String(e)}`);
+      }
     }
     this.view.description = update ? `${formatTokens(update.tokens.total)}/${formatTokens(update.tokens.budget)}` : '';
     this.changeEmitter.fire(undefined);
@@ -78,6 +90,9 @@ export class MemoryView implements vscode.TreeDataProvider<Node>, vscode.Disposa
       if (this.contradictions && this.contradictions.folder === update.folder) {
         roots.push({ type: 'contradictions', list: this.contradictions.list, folder: update.folder });
       }
+      if (this.reviews && this.reviews.folder === update.folder) {
+        roots.push({ type: 'reviews', list: this.reviews.list, folder: update.folder });
+      }
       return roots;
     }
     switch (node.type) {
@@ -87,6 +102,10 @@ export class MemoryView implements vscode.TreeDataProvider<Node>, vscode.Disposa
         return node.list.length === 0
           ? [{ type: 'message', text: 'No open or suspected contradictions' }]
           : node.list.map((contradiction) => ({ type: 'contradiction', contradiction, folder: node.folder }));
+      case 'reviews':
+        return node.list.length === 0
+          ? [{ type: 'message', text: 'No memory awaits review' }]
+          : node.list.map((item) => ({ type: 'review', item, folder: node.folder }));
       default:
         return [];
     }
@@ -154,6 +173,33 @@ export class MemoryView implements vscode.TreeDataProvider<Node>, vscode.Disposa
           command: COMMANDS.resolveContradictions.id,
           title: 'Resolve',
           arguments: [{ id: c.id, folder: node.folder }],
+        };
+        return item;
+      }
+      case 'reviews': {
+        const item = new vscode.TreeItem(
+          'Review for the Team',
+          node.list.length > 0 ? vscode.TreeItemCollapsibleState.Expanded : vscode.TreeItemCollapsibleState.Collapsed,
+        );
+        item.description = `${node.list.length} proposed`;
+        item.tooltip = 'Memories learned from chats, agents and fixes: approved ones are written to the shared folder by Share';
+        item.iconPath = new vscode.ThemeIcon('organization');
+        item.contextValue = 'reviews';
+        item.id = 'reviews';
+        return item;
+      }
+      case 'review': {
+        const r = node.item;
+        const item = new vscode.TreeItem(reviewLabel(r), vscode.TreeItemCollapsibleState.None);
+        item.description = reviewDescription(r);
+        item.tooltip = reviewTooltip(r);
+        item.iconPath = new vscode.ThemeIcon(kindIcon(r.kind));
+        item.contextValue = 'proposedMemory';
+        item.id = `review:${r.id}`;
+        item.command = {
+          command: COMMANDS.openMemory.id,
+          title: 'Open Memory',
+          arguments: [{ id: r.id, folder: node.folder }],
         };
         return item;
       }

@@ -29,6 +29,9 @@ export function refFrom(arg: unknown): Ref | undefined {
   if (value.type === 'item' && item && typeof item.memoryId === 'number') {
     return { id: item.memoryId, folder: folderOf(value) };
   }
+  if (value.type === 'review' && item && typeof item.id === 'number') {
+    return { id: item.id, folder: folderOf(value) };
+  }
   const contradiction = record(value.contradiction);
   if (value.type === 'contradiction' && contradiction && typeof contradiction.id === 'number') {
     return { id: contradiction.id, folder: folderOf(value) };
