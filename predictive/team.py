@@ -132,6 +132,8 @@ def _take(
         shared.update(by=author.name, email=author.email, at=author.at, commit=author.commit)
     if rec.source:
         shared["origin"] = rec.source
+    if rec.conversation:
+        shared["conversation"] = rec.conversation
     anchors = [Anchor.parse(a) for a in rec.anchors]
     if current is not None and current.content_hash == content_hash(rec.text):
         store.update(
@@ -231,6 +233,7 @@ def _record(store: MemoryStore, m: Memory, sid: str) -> files.SharedRecord:
             supersedes.append(older.sid)
     origin = m.metadata.get("shared", {}).get("origin") if m.source == SOURCE else m.source
     return files.SharedRecord(
+        conversation=_conversation(store, m),
         sid=sid,
         kind=m.kind,
         text=m.text,
@@ -243,6 +246,16 @@ def _record(store: MemoryStore, m: Memory, sid: str) -> files.SharedRecord:
         source=origin,
         artifacts=tuple(sorted(f"{a.type}:{a.ref}" for a in m.artifacts)),
     )
+
+
+def _conversation(store: MemoryStore, m: Memory) -> str | None:
+    """The title of the chat a memory was learned in (``chat:<tool>`` sources)."""
+    if not m.source.startswith("chat:") or not m.source_id:
+        return None
+    from storage.sessions import sessions_of
+
+    session = sessions_of(store).find(m.source.split(":", 1)[1], m.source_id.split("#", 1)[0])
+    return session.title if session is not None and session.title else None
 
 
 def _new_id(m: Memory, taken: set[str], folder: Path) -> tuple[str, str]:

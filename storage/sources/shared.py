@@ -15,6 +15,7 @@ A file looks like this (the keys in this order; empty ones left out)::
       - 0b7d4e11
     provenance:
       source: chat:cursor
+      conversation: Moving the event store to Postgres
       artifacts:
         - commit:1f2e3d4c5b
     ---
@@ -97,6 +98,7 @@ class SharedRecord:
     anchors: tuple[str, ...] = ()
     supersedes: tuple[str, ...] = ()
     source: str | None = None  # where the knowledge came from first (chat:cursor, editor …)
+    conversation: str | None = None  # the title of the chat it was learned in
     artifacts: tuple[str, ...] = ()  # TYPE:REF
     title: str | None = None
 
@@ -181,10 +183,12 @@ def render(r: SharedRecord) -> bytes:
         if values:
             lines.append(f"{key}:")
             lines += [f"  - {_scalar(redact(v))}" for v in values]
-    if r.source or r.artifacts:
+    if r.source or r.artifacts or r.conversation:
         lines.append("provenance:")
         if r.source:
             lines.append(f"  source: {_scalar(redact(r.source))}")
+        if r.conversation:
+            lines.append(f"  conversation: {_scalar(redact(r.conversation))}")
         if r.artifacts:
             lines.append("  artifacts:")
             lines += [f"    - {_scalar(redact(a))}" for a in r.artifacts]
@@ -376,6 +380,7 @@ def parse(text: str) -> SharedRecord:
         anchors=anchors,
         supersedes=supersedes,
         source=_str(provenance, "source"),
+        conversation=_str(provenance, "conversation"),
         artifacts=_list(provenance, "artifacts"),
         title=title,
     )
