@@ -210,6 +210,7 @@ class WriteReport:
     kept: list[str] = field(default_factory=list)  # not removed: changed since this store read it
     files: int = 0
     bytes: int = 0
+    ignored_by_git: bool = False  # a .gitignore hides the folder: a commit would miss it
 
 
 def shareable(m: Memory) -> bool:
@@ -324,6 +325,8 @@ def write_folder(store: MemoryStore, folder: Path, *, dry_run: bool = False) -> 
     for f in _memory_files(folder):
         report.files += 1
         report.bytes += f.stat().st_size
+    if report.written:
+        report.ignored_by_git = files.ignored_by_git(folder, report.written[0])
     report.written.sort()
     report.removed.sort()
     return report

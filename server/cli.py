@@ -1031,6 +1031,12 @@ def cmd_share(store: MemoryStore, a: argparse.Namespace) -> int:
         print(f"kept {path}: changed by someone else since; ingest it, then reject again")
     for ex in out.skipped["examples"]:
         print(f"skipped {ex['where']}: {ex['reason']}")
+    if out.ignored_by_git:
+        print(
+            f"warning: git ignores {out.folder} (a .gitignore): add it with git add -f, or "
+            "un-ignore it, or the team never sees these files",
+            file=sys.stderr,
+        )
     print(
         f"{len(out.written)} written, {len(out.removed)} removed, {out.unchanged} unchanged; "
         f"{out.files} files ({out.bytes} bytes) in {out.folder} ({out.seconds:.2f} s)"

@@ -339,19 +339,22 @@ def _read_owned(folder: Path, target: Target) -> bytes | object | None:
     return data if owns(target, data) else _NOT_OURS
 
 
+_IGNORE_ALL = b"# written by Living Memory: generated files, not for version control\n*\n"
+_IGNORE = _IGNORE_ALL + b"# but the team's shared memory is\n!shared/\n!shared/**\n"
+
+
 def _ensure_ignored_dir(folder: Path, directory: Path) -> None:
-    """``.living-memory/`` is the tool's own folder: keep it out of version control."""
+    """``.living-memory/`` is the tool's own folder: keep it out of version control, all but
+    the team's shared memory (``shared/``). The file an earlier version wrote, which ignored
+    everything, is brought up to date; one the user changed is left alone."""
     gi = directory / ".gitignore"
     try:
-        if safe_read(folder, gi, MAX_OWNED_BYTES) is not None:
-            return
+        found = safe_read(folder, gi, MAX_OWNED_BYTES)
     except UnsafePath:
         return
-    atomic_write(
-        gi,
-        b"# written by Living Memory: generated files, not for version control\n*\n",
-        root=folder,
-    )
+    if found is not None and found != _IGNORE_ALL:
+        return
+    atomic_write(gi, _IGNORE, root=folder)
 
 
 def enable_claude_import(folder: Path) -> dict[str, object]:

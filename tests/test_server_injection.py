@@ -135,7 +135,8 @@ async def test_a_users_file_at_a_target_path_is_never_overwritten(client: Langua
 
 async def test_generated_files_stay_out_of_version_control(client: LanguageClient):
     await next_context(client, 0, None, lambda c: c["injected"])
-    assert (repo(client) / ".living-memory" / ".gitignore").read_text().strip().endswith("*")
+    ignore = (repo(client) / ".living-memory" / ".gitignore").read_text().splitlines()
+    assert "*" in ignore and ignore[-2:] == ["!shared/", "!shared/**"]  # shared memory is not
     exclude = (repo(client) / ".git" / "info" / "exclude").read_text().splitlines()
     assert f"/{CURSOR}" in exclude and f"/{COPILOT}" in exclude
 

@@ -270,3 +270,25 @@ def test_share_writes_only_durable_approved_team_knowledge_and_redacts_secrets(
     assert again["written"] == [] and again["unchanged"] == 1
     assert {p: p.read_bytes() for p in elsewhere.rglob("*") if p.is_file()} == first
     assert os.listdir(elsewhere / "workflows") == [Path(out["written"][0]).name]
+
+
+def test_the_tools_own_folder_is_ignored_by_git_but_not_the_shared_memory(tmp_path: Path) -> None:
+    from server.injection import _IGNORE_ALL, _ensure_ignored_dir
+    from storage.sources.shared import ignored_by_git
+
+    repo = tmp_path / "repo"
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    own = repo / ".living-memory"
+    (own / "shared" / "decisions").mkdir(parents=True)
+    (own / "context.md").write_text("generated")
+    (own / "shared" / "decisions" / "a-12345678.md").write_text("shared")
+    (own / ".gitignore").write_bytes(_IGNORE_ALL)  # what an earlier version wrote
+    shared = own / "shared"
+    assert ignored_by_git(shared, "decisions/a-12345678.md")  # share warns about it
+    _ensure_ignored_dir(repo, own)
+    assert not ignored_by_git(shared, "decisions/a-12345678.md")
+    untracked = git(repo, "status", "--porcelain", "-uall").splitlines()
+    assert untracked == ["?? .living-memory/shared/decisions/a-12345678.md"]
+    (own / ".gitignore").write_text("context.md\n")  # the user's own: left alone
+    _ensure_ignored_dir(repo, own)
+    assert (own / ".gitignore").read_text() == "context.md\n"

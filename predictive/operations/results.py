@@ -303,3 +303,4 @@ class Shared(Result):
     skipped: dict[str, Any]
     seconds: float
     dry_run: bool = False
+    ignored_by_git: bool = False  # a .gitignore hides the folder: a commit would miss it

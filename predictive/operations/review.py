@@ -128,4 +128,5 @@ def share(store: MemoryStore, a: ShareArgs, root: Path) -> Shared:
         skipped=out.skips.as_dict(),
         seconds=round(out.seconds, 3),
         dry_run=a.dry_run,
+        ignored_by_git=w.ignored_by_git,
     )

@@ -470,3 +470,13 @@ def last_author(root: Path, path: str) -> Author | None:
     if len(parts) != 4 or not parts[3].isdigit():
         return None
     return Author(parts[1], parts[2], float(parts[3]), parts[0])
+
+
+def ignored_by_git(folder: Path, rel: str) -> bool:
+    """Whether git ignores the file ``rel`` of ``folder`` (a commit would leave it out)."""
+    from storage.sources.git import _git
+
+    try:
+        return _git(folder, "check-ignore", "-q", "--", rel).returncode == 0
+    except OSError:
+        return False

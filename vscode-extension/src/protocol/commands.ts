@@ -418,6 +418,8 @@ export interface ShareResult {
   skipped: { total: number; byReason: unknown[]; examples: { source: string; where: string; reason: string }[] };
   seconds: number;
   dryRun: boolean;
+  /** A .gitignore hides the folder: a commit would leave the files out. */
+  ignoredByGit: boolean;
 }
 
 /** Ingest and consolidate answer a JSON summary whose fields are the implementation's. */

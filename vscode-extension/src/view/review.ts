@@ -54,7 +54,9 @@ export function shareMessage(result: ShareResult): string {
     const first = result.skipped.examples[0];
     message += ` Skipped ${plural(result.skipped.total, 'file')}${first ? ` (${first.where}: ${first.reason})` : ''}.`;
   }
-  if (result.written.length + result.removed.length > 0) {
+  if (result.ignoredByGit) {
+    message += ' Warning: git ignores this folder (a .gitignore), so a commit would leave it out.';
+  } else if (result.written.length + result.removed.length > 0) {
     message += ' Commit the folder to share it.';
   }
   return message;

@@ -32,6 +32,7 @@ const shared: ShareResult = {
   skipped: { total: 1, byReason: [], examples: [{ source: 'shared', where: 'decisions/x.md', reason: 'merge conflict markers' }] },
   seconds: 0.01,
   dryRun: false,
+  ignoredByGit: false,
 };
 
 describe('review in the view', () => {
@@ -63,6 +64,7 @@ describe('review in the view', () => {
         'Read first: 1 new, 0 edited, 0 deleted. Skipped 1 file (decisions/x.md: merge conflict markers). ' +
         'Commit the folder to share it.',
     );
+    assert.match(shareMessage({ ...shared, ignoredByGit: true }), /Warning: git ignores this folder/);
     assert.equal(
       shareMessage({ ...shared, written: [], read: { ...shared.read, added: 0 }, skipped: { total: 0, byReason: [], examples: [] } }),
       'Shared memory: 0 files written, 3 unchanged (4 files in /repo/.living-memory/shared).',
