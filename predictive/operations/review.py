@@ -55,7 +55,7 @@ def approve(store: MemoryStore, a: ReviewArgs) -> Reviewed:
     for m in mems:
         if m.review is Review.APPROVED:
             continue
-        if m.review is Review.REJECTED and m.archived and m.archive_reason == REJECTED_REASON:
+        if m.review is Review.REJECTED and m.archived:  # the rejection archived it
             store.restore(m.id)
         store.update(m.id, review=Review.APPROVED)
         changed.append(m.id)
