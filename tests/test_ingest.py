@@ -235,7 +235,7 @@ def test_not_a_git_repository_is_a_skip_not_an_error(store: MemoryStore, tmp_pat
 
 def test_first_run_learns_once(store: MemoryStore, project: GitRepo):
     summary = first_run(store, project.root)
-    assert summary is not None and set(summary["sources"]) == {"git", "adr", "rules"}
+    assert summary is not None and set(summary["sources"]) == {"git", "adr", "rules", "shared"}
     assert summary["added"] > 0
     assert first_run(store, project.root) is None
 

@@ -4,7 +4,9 @@
  * headless through Debian's Chromium with playwright-core. It installs the .vsix, opens a
  * project, opens a file, reads the status bar, opens a second file, and checks that the
  * injected context names the file on screen — while VS Code's own npm extension opens a
- * package.json in the background (it must not take the context over).
+ * package.json in the background (it must not take the context over). Then team memory: of
+ * three memories an agent proposed, one is approved with the view's inline button, one edited
+ * and one rejected from the palette, and Share writes the shared folder's files.
  *
  *   npm run e2e                     (from vscode-extension/; about 10 minutes the first time)
  *
@@ -51,6 +53,9 @@ function provision() {
   }
   const cs = path.join(TOOLS, 'cs');
   const env = { ...process.env, PATH: `${path.join(nodeDir, 'bin')}:${process.env.PATH}` };
+  // under `npm run e2e` the outer npm's user agent (Node 20) would reach code-server's install
+  // script, which reads the Node version from it and refuses
+  delete env.npm_config_user_agent;
   if (!fs.existsSync(path.join(cs, 'node_modules', 'code-server', 'out', 'node', 'entry.js'))) {
     fs.mkdirSync(cs, { recursive: true });
     fs.writeFileSync(path.join(cs, 'package.json'), '{"name": "e2e-tools", "private": true}\n');
@@ -144,6 +149,43 @@ function injectedFile(ws) {
 
 const namesFile = (ws, rel) => injectedFile(ws).includes(`# Project memory for \`${rel}\``);
 
+// ---- team memory -----------------------------------------------------------------------------
+
+const PROPOSED = {
+  approve: 'Retry webhooks three times with backoff.',
+  edit: 'Log in UTC only.',
+  reject: 'Always use tabs everywhere.',
+};
+const EDITED = 'Log timestamps in UTC only.';
+
+/** Memories an agent remembered (source mcp: proposed), in the store the server will open. */
+function seedProposed(ws, env) {
+  for (const text of Object.values(PROPOSED)) {
+    run(PYTHON, ['-m', 'server', 'remember', '--kind', 'convention', '--source', 'mcp', text], {
+      cwd: ws,
+      env: { ...process.env, ...env, PYTHONPATH: REPO },
+    });
+  }
+}
+
+/** The texts of the shared folder's memory files. */
+function sharedTexts(ws) {
+  const root = path.join(ws, '.living-memory', 'shared');
+  const out = [];
+  const walk = (dir) => {
+    for (const e of fs.existsSync(dir) ? fs.readdirSync(dir, { withFileTypes: true }) : []) {
+      const full = path.join(dir, e.name);
+      if (e.isDirectory()) {
+        walk(full);
+      } else if (e.name.endsWith('.md') && e.name !== 'README.md') {
+        out.push(fs.readFileSync(full, 'utf8').split('\n---\n')[1].trim().split('\n\n').slice(1).join('\n\n'));
+      }
+    }
+  };
+  walk(root);
+  return out.sort();
+}
+
 // ---- the run ---------------------------------------------------------------------------------
 
 async function main() {
@@ -163,6 +205,8 @@ async function main() {
   );
   const config = path.join(base, 'config.yaml');
   fs.writeFileSync(config, '');
+  const memoryEnv = { LIVING_MEMORY_DATA_DIR: path.join(base, 'memory'), LIVING_MEMORY_EMBEDDER: 'hashing' };
+  seedProposed(ws, memoryEnv);
   run(tools.codeServer, ['--extensions-dir', extensions, '--install-extension', vsixFile], { env: tools.env });
 
   const port = await freePort();
@@ -171,7 +215,7 @@ async function main() {
     ['--config', config, '--bind-addr', `127.0.0.1:${port}`, '--auth', 'none', '--disable-telemetry',
       '--disable-update-check', '--user-data-dir', userData, '--extensions-dir', extensions, ws],
     {
-      env: { ...tools.env, LIVING_MEMORY_DATA_DIR: path.join(base, 'memory'), LIVING_MEMORY_EMBEDDER: 'hashing' },
+      env: { ...tools.env, ...memoryEnv },
       stdio: ['ignore', 'pipe', 'pipe'],
     },
   );
@@ -237,6 +281,53 @@ async function main() {
     seen.checks.statusBarShowsTokens = STATUS.test(await statusText());
     await page.screenshot({ path: path.join(base, '2-render.png') });
     seen.injectedHead = injectedFile(ws).split('\n').find((l) => l.startsWith('# Project memory')) ?? null;
+
+    // team memory: the review section of the view, the palette, and the shared folder
+    const quickInput = '.quick-input-widget';
+    const palette = async (title) => {
+      await page.keyboard.press('F1');
+      await page.waitForSelector(quickInput, { state: 'visible', timeout: 30_000 });
+      await page.keyboard.type(title, { delay: 20 });
+      const row = page.locator('.quick-input-list .monaco-list-row', { hasText: title }).first();
+      await row.waitFor({ state: 'visible', timeout: 30_000 });
+      await page.waitForTimeout(300);
+      await page.keyboard.press('Enter');
+    };
+    const pickRow = async (text) => {
+      const row = page.locator('.quick-input-list .monaco-list-row', { hasText: text }).first();
+      await row.waitFor({ state: 'visible', timeout: 30_000 });
+      await row.click();
+    };
+    const answerInput = async (value) => {
+      await page.waitForSelector(`${quickInput} input`, { state: 'visible', timeout: 30_000 });
+      if (value !== undefined) {
+        await page.keyboard.press('Control+A');
+        await page.keyboard.type(value, { delay: 20 });
+      }
+      await page.keyboard.press('Enter');
+      await page.waitForSelector(quickInput, { state: 'hidden', timeout: 30_000 });
+    };
+    await palette('Focus on Living Memory View');
+    const reviewRow = page.locator('.monaco-list-row', { hasText: PROPOSED.approve }).first();
+    await reviewRow.waitFor({ state: 'visible', timeout: 60_000 });
+    seen.checks.reviewSectionListsProposed =
+      (await page.locator('.monaco-list-row', { hasText: 'Review for the Team' }).count()) > 0;
+    await reviewRow.hover();
+    await reviewRow.locator('.action-label[aria-label="Approve for the Team"]').click();
+    await waitFor('the approved memory to leave the review list', async () => (await reviewRow.count()) === 0, 30_000);
+    await page.screenshot({ path: path.join(base, '3-review.png') });
+
+    await palette('Living Memory: Edit Memory');
+    await pickRow(PROPOSED.edit);
+    await answerInput(EDITED);
+    await palette('Living Memory: Reject Memory');
+    await pickRow(PROPOSED.reject);
+    await answerInput('not our style');
+    await palette('Living Memory: Share Approved Memories');
+    seen.sharedFiles = await waitFor('the shared files', () => (sharedTexts(ws).length === 2 ? sharedTexts(ws) : undefined), 60_000, 500);
+    seen.checks.sharedWhatWasApprovedAndEdited =
+      JSON.stringify(seen.sharedFiles) === JSON.stringify([EDITED, PROPOSED.approve].sort());
+    await page.screenshot({ path: path.join(base, '4-shared.png') });
   } catch (e) {
     seen.error = String(e?.stack ?? e);
     await page?.screenshot({ path: path.join(base, 'failed.png') }).catch(() => {});
@@ -246,7 +337,7 @@ async function main() {
     await browser?.close().catch(() => {});
     server.kill('SIGTERM');
   }
-  const ok = !seen.error && Object.values(seen.checks).length === 3 && Object.values(seen.checks).every(Boolean);
+  const ok = !seen.error && Object.values(seen.checks).length === 5 && Object.values(seen.checks).every(Boolean);
   seen.ok = ok;
   seen.scratch = base;
   process.stdout.write(JSON.stringify(seen) + '\n');
