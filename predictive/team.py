@@ -182,7 +182,7 @@ def _take(
         report.superseded += 1
     store.shared.put(SharedFile(rec.sid, f.path, new.id, f.fingerprint))
     for older in rec.supersedes:
-        other = next((r for r in store.shared.all() if r.sid == older), None)
+        other = store.shared.get(older)
         if other is None or other.memory_id is None or other.memory_id == new.id:
             continue
         if store.exists(other.memory_id) and store.get(other.memory_id).superseded_by is None:

@@ -39,6 +39,12 @@ class SharedFiles:
             )
         ]
 
+    def get(self, sid: str) -> SharedFile | None:
+        row = self._store.conn.execute(
+            "SELECT sid, path, memory_id, fingerprint FROM shared_files WHERE sid = ?", (sid,)
+        ).fetchone()
+        return SharedFile(*row) if row else None
+
     def of_memory(self, memory_id: int) -> SharedFile | None:
         """The file holding ``memory_id`` or, for a memory that replaced one, its
         predecessor's file (an edit of a shared memory goes to the same file)."""

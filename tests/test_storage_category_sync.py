@@ -5,23 +5,27 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
+import apsw
 
 from storage import MemoryStore, NewMemory
 from storage import category_sync as cs
-from storage import db as dbmod
 from storage.schema import MIGRATIONS
 
 
-def test_a_store_from_before_gets_origin_fingerprint_and_llm_tables(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_a_store_from_before_gets_origin_fingerprint_and_llm_tables(tmp_path: Path) -> None:
     old = tmp_path / "old.db"
-    monkeypatch.setattr(dbmod, "MIGRATIONS", MIGRATIONS[:-1])
-    with MemoryStore(old) as s:
-        mid = s.add(NewMemory(text="a memory in a category made by hand")).id
-        s.categories.assign(mid, "onboarding")
-    monkeypatch.undo()
+    # a store of version 5 (before derived categories), written as that version wrote it
+    conn = apsw.Connection(str(old))
+    for number, script in enumerate(MIGRATIONS[:5], start=1):
+        conn.execute(script)
+        conn.pragma("user_version", number)
+    conn.execute(
+        "INSERT INTO memories(id, kind, text, content_hash, created_at, updated_at, valid_from) "
+        "VALUES (1, 'fact', 'a memory in a category made by hand', 'h1', 0, 0, 0);"
+        "INSERT INTO categories(id, name, created_at) VALUES (1, 'onboarding', 0);"
+        "INSERT INTO category_members(category_id, memory_id, added_at) VALUES (1, 1, 0);"
+    )
+    conn.close()
     with MemoryStore(old) as s:
         (row,) = [r for r in cs.rows(s.conn) if r.name == "onboarding"]
         assert (row.origin, row.fingerprint, row.members) == ("manual", None, 1)

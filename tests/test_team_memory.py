@@ -292,3 +292,34 @@ def test_the_tools_own_folder_is_ignored_by_git_but_not_the_shared_memory(tmp_pa
     (own / ".gitignore").write_text("context.md\n")  # the user's own: left alone
     _ensure_ignored_dir(repo, own)
     assert (own / ".gitignore").read_text() == "context.md\n"
+
+
+def test_a_store_from_before_gets_review_statuses_by_source(tmp_path: Path) -> None:
+    import apsw
+
+    from storage import MemoryStore
+    from storage.schema import _V10, MIGRATIONS
+
+    old = tmp_path / "old.db"
+    conn = apsw.Connection(str(old))
+    before = MIGRATIONS[: MIGRATIONS.index(_V10)]
+    for number, script in enumerate(before, start=1):
+        conn.execute(script)
+        conn.pragma("user_version", number)
+    for i, source in enumerate(("manual", "chat:cursor", "adr", "mcp", "editor-fix"), start=1):
+        conn.execute(
+            "INSERT INTO memories(id, kind, text, source, content_hash, created_at, updated_at, "
+            "valid_from) VALUES (?, 'convention', ?, ?, ?, 0, 0, 0)",
+            (i, f"memory {i}", source, f"h{i}"),
+        )
+    conn.close()
+    with MemoryStore(old) as s:
+        reviews = {m.source: m.review.value for m in s.get_many([1, 2, 3, 4, 5])}
+        assert reviews == {
+            "manual": "approved",
+            "chat:cursor": "proposed",
+            "adr": "approved",
+            "mcp": "proposed",
+            "editor-fix": "proposed",
+        }
+        assert s.shared.all() == []

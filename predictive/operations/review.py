@@ -22,7 +22,7 @@ from predictive.operations.results import (
     ReviewList,
     Shared,
 )
-from predictive.team import SHARED_KINDS
+from predictive.team import IN_REPOSITORY, SHARED_KINDS
 from predictive.team import share as share_folder
 from storage import Memory, MemoryStore, Review
 
@@ -39,10 +39,13 @@ def _item(store: MemoryStore, m: Memory) -> ReviewItem:
 def review_list(store: MemoryStore, a: ReviewListArgs) -> ReviewList:
     """The memories that could become team knowledge, by review status (oldest first):
     current, project-scoped decisions, conventions, solutions, workflows, patterns and
-    preferences; rejected ones are archived and listed too."""
-    ids = store.shared.current_ids([k.value for k in SHARED_KINDS], review=a.status)
+    preferences not already in the repository as decision records or rule files; rejected
+    ones are archived and listed too."""
+    kinds = [k.value for k in SHARED_KINDS]
     if a.status == Review.REJECTED.value:
-        ids = store.shared.rejected_ids([k.value for k in SHARED_KINDS])
+        ids = store.shared.rejected_ids(kinds)
+    else:  # commits, decision records and rule files are in the repository: never shared
+        ids = store.shared.current_ids(kinds, review=a.status, exclude_sources=IN_REPOSITORY)
     items = tuple(_item(store, m) for m in store.get_many(ids[: a.limit]))
     return ReviewList(a.status, items)
 
