@@ -307,13 +307,26 @@ async function main() {
       await page.keyboard.press('Enter');
       await page.waitForSelector(quickInput, { state: 'hidden', timeout: 30_000 });
     };
+    // room for the view: fold the file tree, focus the view, go to its last rows (the review)
+    await page.locator('.pane-header', { hasText: /^project$/ }).first().click();
     await palette('Focus on Living Memory View');
-    const reviewRow = page.locator('.monaco-list-row', { hasText: PROPOSED.approve }).first();
-    await reviewRow.waitFor({ state: 'visible', timeout: 60_000 });
+    const reviewRow = page.locator('.monaco-list-row', { hasText: PROPOSED.approve }).filter({ hasText: 'mcp' }).first();
+    await waitFor(
+      'the memories awaiting review in the view',
+      async () => {
+        await page.keyboard.press('End');
+        return reviewRow.isVisible();
+      },
+      60_000,
+      1_000,
+    );
     seen.checks.reviewSectionListsProposed =
       (await page.locator('.monaco-list-row', { hasText: 'Review for the Team' }).count()) > 0;
     await reviewRow.hover();
     await reviewRow.locator('.action-label[aria-label="Approve for the Team"]').click();
+    await page.waitForTimeout(3_000);
+    await page.screenshot({ path: path.join(base, '3a-approved.png') });
+    seen.toasts = await page.locator('.notifications-toasts').innerText().catch(() => null);
     await waitFor('the approved memory to leave the review list', async () => (await reviewRow.count()) === 0, 30_000);
     await page.screenshot({ path: path.join(base, '3-review.png') });
 

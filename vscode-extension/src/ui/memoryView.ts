@@ -80,6 +80,21 @@ export class MemoryView implements vscode.TreeDataProvider<Node>, vscode.Disposa
     this.changeEmitter.fire(undefined);
   }
 
+  /** Re-reads the memories awaiting review in `folder` (after approve, edit, reject, share). */
+  async refreshReviews(folder: string | undefined): Promise<void> {
+    const target = folder ?? this.store.current(activeFileUri())?.folder;
+    if (target === undefined || this.manager.state !== 'running') {
+      return;
+    }
+    try {
+      const result = await this.manager.api.reviewList({ folder: target });
+      this.reviews = { folder: target, list: result.items };
+    } catch (e) {
+      this.manager.log.warn(`listing memories awaiting review failed: ${String(e)}`);
+    }
+    this.changeEmitter.fire(undefined);
+  }
+
   getChildren(node?: Node): Node[] | Promise<Node[]> {
     const update = this.store.current(activeFileUri());
     if (!node) {

@@ -49,7 +49,7 @@ export async function approveMemory(s: Services, arg?: unknown): Promise<void> {
     }
     const result = await s.manager.api.approve({ ids: [ref.id], folder: ref.folder });
     void vscode.window.showInformationMessage(reviewedMessage(result));
-    await s.view.refresh();
+    await s.view.refreshReviews(ref.folder);
   });
 }
 
@@ -69,7 +69,7 @@ export async function rejectMemory(s: Services, arg?: unknown): Promise<void> {
     }
     const result = await s.manager.api.reject({ ids: [ref.id], reason: reason.trim() || undefined, folder: ref.folder });
     void vscode.window.showInformationMessage(reviewedMessage(result));
-    await s.view.refresh();
+    await s.view.refreshReviews(ref.folder);
   });
 }
 
@@ -92,7 +92,7 @@ export async function editMemory(s: Services, arg?: unknown): Promise<void> {
     }
     const result = await s.manager.api.edit({ id: ref.id, text: after, folder: ref.folder });
     void vscode.window.showInformationMessage(`Edited #${ref.id}: #${result.id} replaces it (approved).`);
-    await s.view.refresh();
+    await s.view.refreshReviews(ref.folder);
   });
 }
 
