@@ -15,6 +15,12 @@ if TYPE_CHECKING:
     from storage.repository import MemoryStore
 
 
+_LACKING = (
+    "(coalesce(trim(summary), '') = '' OR coalesce(trim(compressed), '') = '' "
+    "OR coalesce(trim(index_label), '') = '')"
+)
+
+
 class Levels:
     """The summary, compressed and index levels, filled by the compressor."""
 
@@ -26,13 +32,17 @@ class Levels:
         ids = [
             r[0]
             for r in self._store.conn.execute(
-                "SELECT id FROM memories WHERE id > ? AND (coalesce(trim(summary), '') = '' "
-                "OR coalesce(trim(compressed), '') = '' OR coalesce(trim(index_label), '') = '')"
-                " ORDER BY id LIMIT ?",
+                f"SELECT id FROM memories WHERE id > ? AND {_LACKING} ORDER BY id LIMIT ?",
                 (int(after_id), int(limit)),
             )
         ]
         return self._store.get_many(ids)
+
+    def count_lacking(self) -> int:
+        """How many memories (archived included) miss a level."""
+        sql = f"SELECT count(*) FROM memories WHERE {_LACKING}"
+        row = self._store.conn.execute(sql).fetchone()
+        return int(row[0]) if row else 0
 
     def set(self, levels: dict[int, dict[str, str]]) -> int:
         """Store derived levels (summary, compressed, index_label) for many memories in one

@@ -259,12 +259,11 @@ def register(app: MCPServer, backend: Backend) -> None:
             raise ToolError(f"path: {path} is not a file")
 
         def work(store: MemoryStore) -> dict[str, Any]:
-            engine = backend.engine
-            assert engine is not None
+            session = backend.open()
 
             def payload(total: int) -> dict[str, Any]:
                 args = ContextArgs(path=rel, branch=branch, activity=activity, budget=total)
-                ctx = ops.context_for_file(store, args, root, engine)
+                ctx = session.context(args)
                 mems = _memories(store, ctx.memory_ids)
                 items = [  # the markdown names kind and source; these add where it is from
                     {
