@@ -9,7 +9,6 @@ and message, or commit, and a one-line label.
 
 from __future__ import annotations
 
-import json
 import math
 import re
 import time
@@ -303,12 +302,7 @@ def find(
     every = [*passages, *lists.keyword, *lists.vector]
     if every:
         by_session = {s.id: s for s in sessions.get_many({p.session_id for p in every})}
-        idx_of = dict(
-            store.conn.execute(
-                "SELECT id, idx FROM messages WHERE id IN (SELECT value FROM json_each(?))",
-                (json.dumps(sorted({p.message_id for p in every})),),
-            )
-        )
+        idx_of = sessions.indexes_of(p.message_id for p in every)
         for name, hits in (
             ("fused", passages),
             ("keyword", lists.keyword),
@@ -404,14 +398,7 @@ def _origins(store: MemoryStore) -> dict[tuple[str, str], str | None]:
     cached = getattr(store, "_origins_cache", None)
     if cached is not None and cached[0] == gen:
         return cached[1]
-    out: dict[tuple[str, str], str | None] = {}
-    for tool, ext, meta in store.conn.execute(
-        "SELECT source_tool, external_id, metadata FROM sessions"
-    ):
-        try:
-            out[(tool, ext)] = json.loads(meta or "{}").get("origin")
-        except ValueError:
-            out[(tool, ext)] = None
+    out = sessions_of(store).origins()
     store._origins_cache = (gen, out)  # type: ignore[attr-defined]
     return out
 
@@ -435,13 +422,8 @@ def _attach_session_memories(store: MemoryStore, units: dict[str, _Unit]) -> Non
     if not wanted:
         return
     pairs = [u.key.split(":", 2)[1:] for u in wanted]
-    rows = store.conn.execute(
-        "SELECT id, source, source_id FROM memories WHERE archived = 0 AND superseded_by IS NULL "
-        "AND (source, source_id) IN (SELECT 'chat:' || json_extract(value, '$[0]'), "
-        "json_extract(value, '$[1]') FROM json_each(?))",
-        (json.dumps(pairs),),
-    ).fetchall()
-    by_key = {f"session:{src.split(':', 1)[1]}:{sid}": mid for mid, src, sid in rows}
+    found = sessions_of(store).conversation_memories((tool, ext) for tool, ext in pairs)
+    by_key = {f"session:{tool}:{ext}": mid for (tool, ext), mid in found.items()}
     mems = {m.id: m for m in store.get_many(list(by_key.values()))}
     for u in wanted:
         mid = by_key.get(u.key)

@@ -25,6 +25,7 @@ from predictive.learning import Learning
 from predictive.operations.context import context_for_file
 from predictive.operations.errors import ArgumentError
 from predictive.operations.requests import ContextArgs
+from predictive.state import EditorState
 from storage import MemoryStore
 from storage.embeddings import Embedder, embedder_from_env
 from storage.paths import default_db_path, git_root
@@ -67,10 +68,12 @@ class ProjectSession:
         budget: BudgetConfig | None = None,
         owns_store: bool = True,
         learning: Learning | None = None,
+        state: EditorState | None = None,
     ) -> None:
         self.root = root
         self.store = store
         self.learning = learning or Learning()
+        self.state = state or EditorState(root=str(root))
         self._budget = budget
         self._owns_store = owns_store
         self._engine: ContextEngine | None = None
@@ -186,9 +189,10 @@ class ProjectSession:
 
     # ---- operations ------------------------------------------------------------------------
 
-    def context(self, a: ContextArgs) -> AssembledContext:
-        """The context for a file of this project, by the session's engine."""
-        return context_for_file(self.store, a, self.root, self.engine)
+    def context(self, a: ContextArgs, *, record: bool = True) -> AssembledContext:
+        """The context for a file of this project, by the session's engine, with what the
+        editor shows of it (:attr:`state`) unless the request says otherwise."""
+        return context_for_file(self.store, a, self.root, self.engine, self.state, record=record)
 
     def close(self) -> None:
         """Close the store (and save its vector index) when the session opened it."""

@@ -211,7 +211,11 @@ class Project:
         self.db_path = db_path_for(self.folder, self.root, self.settings)
         store = self.stores.acquire(self.db_path, self.settings.model_directory)
         self.session = ProjectSession(
-            self.root, store, budget=budget_config(self.settings), owns_store=False
+            self.root,
+            store,
+            budget=budget_config(self.settings),
+            owns_store=False,
+            state=self.state,
         )
         self.branch = current_branch(self.root)
         log.info("%s: memory at %s (branch %s)", self.name, self.db_path, self.branch)

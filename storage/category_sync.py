@@ -102,16 +102,24 @@ def add_members(conn: apsw.Connection, pairs: Sequence[tuple[int, int]]) -> int:
     return added
 
 
+_ROW = (
+    "SELECT c.id, c.name, c.origin, c.parent_id, c.description, c.summary, "
+    "c.summary_updated_at, c.fingerprint, "
+    "(SELECT count(*) FROM category_members cm WHERE cm.category_id = c.id) FROM categories c"
+)
+
+
 def rows(conn: apsw.Connection) -> list[CategoryRow]:
-    return [
-        CategoryRow(*r)
-        for r in conn.execute(
-            "SELECT c.id, c.name, c.origin, c.parent_id, c.description, c.summary, "
-            "c.summary_updated_at, c.fingerprint, "
-            "(SELECT count(*) FROM category_members cm WHERE cm.category_id = c.id) "
-            "FROM categories c ORDER BY c.name"
-        )
-    ]
+    return [CategoryRow(*r) for r in conn.execute(f"{_ROW} ORDER BY c.name")]
+
+
+def areas_named(conn: apsw.Connection, names: Sequence[str]) -> dict[str, CategoryRow]:
+    """The area categories among ``names``, by name."""
+    found = conn.execute(
+        f"{_ROW} WHERE c.origin = 'area' AND c.name IN (SELECT value FROM json_each(?))",
+        (json.dumps(list(names)),),
+    )
+    return {r[1]: CategoryRow(*r) for r in found}
 
 
 def memberships(

@@ -26,6 +26,7 @@ from storage.embeddings import Embedder
 from storage.errors import InvalidInput, NotFound
 from storage.graph import Graph
 from storage.levels import Levels
+from storage.llm_records import LlmRecords
 from storage.locks import LockStore
 from storage.memory_vectors import Embeddings
 from storage.models import Anchor, AnchorType, Artifact, Kind, Memory, NewMemory, Scope
@@ -239,6 +240,7 @@ class MemoryStore:
         self.embeddings = Embeddings(self)
         self.cursors = Cursors(self)
         self.locks = LockStore(self)
+        self.llm = LlmRecords(self)
         self.conn  # open now so that errors surface at construction  # noqa: B018
 
     # ---- plumbing --------------------------------------------------------------------------

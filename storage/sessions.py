@@ -427,6 +427,37 @@ class SessionStore:
         ).fetchall()
         return {r[0]: self._message(r) for r in rows}
 
+    def indexes_of(self, message_ids: Iterable[int]) -> dict[int, int]:
+        """Message id → its index in its conversation."""
+        return dict(
+            self.store.conn.execute(
+                "SELECT id, idx FROM messages WHERE id IN (SELECT value FROM json_each(?))",
+                (json.dumps(sorted({int(i) for i in message_ids})),),
+            )
+        )
+
+    def origins(self) -> dict[tuple[str, str], str | None]:
+        """(tool, external id) → the file each conversation was read from."""
+        out: dict[tuple[str, str], str | None] = {}
+        for tool, ext, meta in self.store.conn.execute(
+            "SELECT source_tool, external_id, metadata FROM sessions"
+        ):
+            try:
+                out[(tool, ext)] = json.loads(meta or "{}").get("origin")
+            except ValueError:
+                out[(tool, ext)] = None
+        return out
+
+    def conversation_memories(self, keys: Iterable[tuple[str, str]]) -> dict[tuple[str, str], int]:
+        """(tool, external id) → the live memory that stands for that conversation."""
+        rows = self.store.conn.execute(
+            "SELECT id, source, source_id FROM memories WHERE archived = 0 "
+            "AND superseded_by IS NULL AND (source, source_id) IN (SELECT 'chat:' || "
+            "json_extract(value, '$[0]'), json_extract(value, '$[1]') FROM json_each(?))",
+            (json.dumps([list(k) for k in keys]),),
+        ).fetchall()
+        return {(src.split(":", 1)[1], sid): mid for mid, src, sid in rows}
+
     def memories_of(self, session_id: int) -> list[tuple[int, int | None]]:
         """(memory id, message index) of the memories extracted from a session."""
         return list(

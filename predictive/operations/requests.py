@@ -219,6 +219,7 @@ class ContextArgs:
     as_of: float | None = None  # as the store would have assembled it then
     diagnostics: str | None = None  # the file's diagnostics as JSON (LSP shape)
     folder: str | None = None
+    text: str | None = None  # the file's text as the editor has it (default: what is known)
 
     def __post_init__(self) -> None:
         _nonblank("path", self.path)
