@@ -473,12 +473,9 @@ def cmd_search(session: ProjectSession, a: argparse.Namespace) -> int:
 
 
 def _search_sessions(session: ProjectSession, a: argparse.Namespace) -> int:
-    from storage.session_search import session_first
-    from storage.sessions import sessions_of
-
     session.embed_messages(_progress("embedding messages"))
-    sessions = sessions_of(session.store)
-    result = session_first(sessions, " ".join(a.query), k=a.limit, mode=a.mode)
+    args = ops.SessionSearchArgs(" ".join(a.query), limit=a.limit, mode=a.mode)
+    result = ops.search_sessions(session.store, args)
     if a.json:
         _print_json(result.to_dict())
         return EXIT_OK
@@ -798,14 +795,10 @@ def cmd_context(session: ProjectSession, a: argparse.Namespace) -> int:
 
 def cmd_ask(session: ProjectSession, a: argparse.Namespace) -> int:
     store = session.store
-    from predictive.ask import ask
-    from predictive.llm import client_for
-
     session.embed_pending(_progress("embedding"))
-
     question = " ".join(a.question)
-    llm = client_for(store)  # None unless a model is configured (LIVING_MEMORY_LLM_*)
-    out = ask(store, question, limit=min(a.limit, 50), as_of=a.as_of, context="cli ask", llm=llm)
+    args = ops.AskArgs(question, limit=min(a.limit, 50), as_of=a.as_of)
+    out = ops.ask(store, args, via="cli ask").to_dict()
     if a.json:
         _print_json(to_wire(out))
         return EXIT_OK

@@ -22,6 +22,7 @@ from predictive.operations.memory import (
     restore,
 )
 from predictive.operations.requests import (
+    AskArgs,
     ConsolidateArgs,
     ContextArgs,
     ContradictionsArgs,
@@ -36,13 +37,16 @@ from predictive.operations.requests import (
     RememberArgs,
     ResolveArgs,
     SearchArgs,
+    SessionSearchArgs,
 )
-from predictive.operations.results import Brief, Recalled, RecalledRelated, Result
-from predictive.operations.search import search
+from predictive.operations.results import Answer, Brief, Recalled, RecalledRelated, Result
+from predictive.operations.search import ask, search, search_sessions
 from predictive.operations.upkeep import consolidate, ingest, reindex, stats
 
 __all__ = [
+    "Answer",
     "ArgumentError",
+    "AskArgs",
     "Brief",
     "ConsolidateArgs",
     "ContextArgs",
@@ -62,7 +66,9 @@ __all__ = [
     "ResolveArgs",
     "Result",
     "SearchArgs",
+    "SessionSearchArgs",
     "anchors_of",
+    "ask",
     "cite",
     "consolidate",
     "context_for_file",
@@ -81,5 +87,6 @@ __all__ = [
     "resolve_contradiction",
     "restore",
     "search",
+    "search_sessions",
     "stats",
 ]

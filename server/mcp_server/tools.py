@@ -436,15 +436,10 @@ def register(app: MCPServer, backend: Backend) -> None:
     ) -> CallToolResult:
         """Ask the memory a question: it is classified (decision, how-to, history, error) by
         local rules, the matching retrieval runs, and cited items come back — no LLM."""
-        from predictive.ask import ask as answer
-
         at = _as_of(as_of)
 
         def work(store: MemoryStore) -> dict[str, Any]:
-            from predictive.llm import client_for
-
-            llm = client_for(store)  # None unless the user configured a model
-            out = answer(store, question, limit=limit, as_of=at, context="mcp ask", llm=llm)
-            return _noted(lambda p: fit_items(p, budget), to_wire(out))
+            out = ops.ask(store, ops.AskArgs(question, limit=limit, as_of=at), via="mcp ask")
+            return _noted(lambda p: fit_items(p, budget), to_wire(out.to_dict()))
 
         return _result(await _call(backend, work))
