@@ -12,6 +12,7 @@ import os
 import threading
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote
@@ -20,7 +21,7 @@ from lsprotocol import types
 from pygls.uris import to_fs_path
 
 from predictive.budget import DEFAULT_PROFILES, BudgetConfig
-from predictive.engine import ContextEngine, ContextRequest
+from predictive.engine import AssembledContext, ContextEngine, ContextRequest
 from predictive.fixes import FixTracker
 from predictive.session import ProjectSession
 from predictive.signals import Activity, BranchChanged
@@ -124,6 +125,15 @@ class SharedStores:
                     return
 
 
+@dataclass(frozen=True)
+class Announced:
+    """A context written to the injection targets and announced to the client."""
+
+    uri: str
+    context_id: int
+    result: AssembledContext
+
+
 class Project:
     """One workspace folder."""
 
@@ -151,16 +161,20 @@ class Project:
         self.session: ProjectSession | None = None
         self.error: str | None = None
         self.db_path: Path | None = None
-        self.branch: str | None = None
         self.branch_from_client = False  # set once the client reports the branch itself
         self.seq = 0  # bumped by every context request; older work is stale
         self.last_request = float("-inf")  # monotonic time of the last context request
         self.uris: dict[str, str] = {}  # relative path → the client's URI for it
         # the latest context written to the injection targets and announced (assembleContext's
         # answer for the active file: one context everywhere)
-        self.announced: dict[str, Any] | None = None
+        self.announced: Announced | None = None
         self._ready = asyncio.Event()
         self.closed = False
+
+    @property
+    def branch(self) -> str | None:
+        """The checked-out branch, as the editor state knows it (None: detached HEAD)."""
+        return self.state.branch
 
     @property
     def store(self) -> MemoryStore | None:
@@ -200,8 +214,6 @@ class Project:
                 types.MessageType.Error,
             )
         finally:
-            if self.store is not None:
-                self.state.apply(BranchChanged(self.branch))
             self._ready.set()
         if self.store is not None:
             await loop.run_in_executor(self.worker, self._warm)
@@ -217,7 +229,8 @@ class Project:
             owns_store=False,
             state=self.state,
         )
-        self.branch = current_branch(self.root)
+        if not self.branch_from_client:
+            self.state.apply(BranchChanged(current_branch(self.root)))
         log.info("%s: memory at %s (branch %s)", self.name, self.db_path, self.branch)
 
     def _warm(self) -> None:

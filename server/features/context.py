@@ -67,11 +67,13 @@ def setup(server: LivingMemoryServer) -> None:
             path = rel if rel is not None else project.state.active
             if last is None or not plain or path is None or path != project.state.active:
                 return None
-            if last["file"] != path:
+            if last.result.file.path != path:
                 return None
-            if args.context_id is not None and last["contextId"] < args.context_id:
+            if args.context_id is not None and last.context_id < args.context_id:
                 return None
-            out = dict(last)
+            from server.context import view
+
+            out = view(project, last.uri, last.result, last.context_id)
             if not args.markdown:
                 out.pop("markdown", None)
             return out
