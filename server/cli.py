@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import enum
 import json
 import logging
 import os
@@ -106,7 +107,7 @@ def _anchor(text: str) -> Anchor:
         raise argparse.ArgumentTypeError(str(e)) from None
 
 
-def _choice(enum_cls: type) -> Callable[[str], Any]:
+def _choice(enum_cls: type[enum.Enum]) -> Callable[[str], Any]:
     values = [e.value for e in enum_cls]
 
     def parse(text: str) -> Any:
