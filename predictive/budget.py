@@ -149,7 +149,7 @@ def _fit_tier(
         if remaining < MIN_LINE_TOKENS:
             break
         levels = c.levels()
-        lean = [lv for lv in levels if lv is not Level.INDEX] or list(levels)
+        lean: list[Level] = [lv for lv in levels if lv is not Level.INDEX] or list(levels)
         for lv in reversed(lean):  # leanest first
             t = count(c.renderings[lv] + "\n")
             if t <= remaining:

@@ -69,9 +69,9 @@ class EditorState:
             self.branch = signal.new
             return self.active is not None
         if isinstance(signal, DiagnosticsChanged):
-            before = self.diagnostics.get(signal.path, ())
+            shown = self.diagnostics.get(signal.path, ())
             self.diagnostics[signal.path] = tuple(signal.diagnostics)
-            return signal.path == self.active and before != tuple(signal.diagnostics)
+            return signal.path == self.active and shown != tuple(signal.diagnostics)
         if isinstance(signal, ActivityOverride):
             if signal.activity == self.activity:
                 return False

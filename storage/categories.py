@@ -38,7 +38,7 @@ class Categories:
                 "VALUES (?, ?, ?, ?)",
                 (name, parent_id, description, now()),
             )
-        return conn.execute("SELECT id FROM categories WHERE name = ?", (name,)).fetchone()[0]
+        return int(conn.execute("SELECT id FROM categories WHERE name = ?", (name,)).get)
 
     def assign(self, memory_id: int, category: str) -> None:
         cid = self.ensure(category)

@@ -70,7 +70,7 @@ def current_anchors(conn: apsw.Connection, after_id: int = 0) -> Iterator[tuple[
 
 
 def last_memory_id(conn: apsw.Connection) -> int:
-    return int(conn.execute("SELECT coalesce(max(id), 0) FROM memories").fetchone()[0])
+    return int(conn.execute("SELECT coalesce(max(id), 0) FROM memories").get)
 
 
 def topic_anchors(
@@ -167,7 +167,7 @@ def sync(
                     (origin, description, row.id),
                 )
         ids = {n: i for i, n in conn.execute("SELECT id, name FROM categories")}
-        origins = dict(conn.execute("SELECT name, origin FROM categories").fetchall())
+        origins: dict[str, str] = dict(conn.execute("SELECT name, origin FROM categories"))
         for name, (_, parent, _) in wanted.items():
             if origins.get(name) in DERIVED:
                 conn.execute(
@@ -284,10 +284,9 @@ def scope_fingerprint(conn: apsw.Connection, category_ids: Sequence[int]) -> str
     """What the current members of ``category_ids`` are, in a few numbers: it changes when a
     member joins, leaves, is archived or superseded, or is edited."""
     fill_scope(conn, category_ids)
-    row = conn.execute(
-        f"SELECT {_FINGERPRINT} FROM {_SCOPE} s JOIN memories m ON m.id = s.id"
-    ).fetchone()
-    return _fp(row)
+    return _fp(
+        conn.execute(f"SELECT {_FINGERPRINT} FROM {_SCOPE} s JOIN memories m ON m.id = s.id").get
+    )
 
 
 def scope_stats(conn: apsw.Connection, salience_sql: str, top: int) -> ScopeStats:

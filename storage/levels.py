@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Literal, TypedDict
 
 from storage import db as dbmod
 from storage.errors import InvalidInput
@@ -19,6 +19,17 @@ _LACKING = (
     "(coalesce(trim(summary), '') = '' OR coalesce(trim(compressed), '') = '' "
     "OR coalesce(trim(index_label), '') = '')"
 )
+
+
+LevelName = Literal["summary", "compressed", "index_label"]
+
+
+class LevelTexts(TypedDict, total=False):
+    """Texts for some of a memory's derived levels."""
+
+    summary: str
+    compressed: str
+    index_label: str
 
 
 class Levels:
@@ -44,11 +55,11 @@ class Levels:
         row = self._store.conn.execute(sql).fetchone()
         return int(row[0]) if row else 0
 
-    def set(self, levels: dict[int, dict[str, str]]) -> int:
+    def set(self, levels: Mapping[int, LevelTexts]) -> int:
         """Store derived levels (summary, compressed, index_label) for many memories in one
         transaction; return how many memories changed. Unknown ids are skipped."""
         allowed = {"summary", "compressed", "index_label"}
-        rows = []
+        rows: list[tuple[int, dict[str, str]]] = []
         for mid, vals in levels.items():
             bad = set(vals) - allowed
             if bad:
@@ -59,13 +70,13 @@ class Levels:
         stamp = now()
         with dbmod.immediate(conn):
             bump(conn)
-            for mid, vals in rows:
-                if not vals:
+            for mid, texts in rows:
+                if not texts:
                     continue
-                sets = ", ".join(f"{k} = ?" for k in vals)
+                sets = ", ".join(f"{k} = ?" for k in texts)
                 conn.execute(
                     f"UPDATE memories SET {sets}, updated_at = ? WHERE id = ?",
-                    [*vals.values(), stamp, mid],
+                    [*texts.values(), stamp, mid],
                 )
                 if conn.changes():
                     changed += 1

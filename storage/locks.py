@@ -208,14 +208,16 @@ class LockStore:
 
     def list(self, *, tag: str | None = None, limit: int = 100) -> list[LockSummary]:
         """Every locked context (newest version), most recently locked first."""
-        rows = self.store.conn.execute(
-            "SELECT l.name, l.version, c.n, l.preview, l.tags, l.created_at, c.first "
-            "FROM locked_contexts l JOIN ("
-            "  SELECT name, max(version) AS v, count(*) AS n, min(created_at) AS first"
-            "  FROM locked_contexts GROUP BY name"
-            ") c ON c.name = l.name AND c.v = l.version "
-            "ORDER BY l.created_at DESC, l.name"
-        ).fetchall()
+        rows: list[tuple[str, int, int, str, str, float, float]] = list(
+            self.store.conn.execute(
+                "SELECT l.name, l.version, c.n, l.preview, l.tags, l.created_at, c.first "
+                "FROM locked_contexts l JOIN ("
+                "  SELECT name, max(version) AS v, count(*) AS n, min(created_at) AS first"
+                "  FROM locked_contexts GROUP BY name"
+                ") c ON c.name = l.name AND c.v = l.version "
+                "ORDER BY l.created_at DESC, l.name"
+            )
+        )
         out = [
             LockSummary(
                 name=r[0],

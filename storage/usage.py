@@ -66,10 +66,13 @@ class Usage:
                 )
 
     def log(self, memory_id: int, limit: int = 50) -> list[tuple[float, str, str | None]]:
-        return self._store.conn.execute(
-            "SELECT at, kind, context FROM access_log WHERE memory_id = ? ORDER BY at DESC LIMIT ?",
-            (memory_id, limit),
-        ).fetchall()
+        return list(
+            self._store.conn.execute(
+                "SELECT at, kind, context FROM access_log WHERE memory_id = ? "
+                "ORDER BY at DESC LIMIT ?",
+                (memory_id, limit),
+            )
+        )
 
     def set_decay_scores(self, scores: dict[int, float]) -> int:
         """Store recomputed decay scores (computed by the engine); return how many changed."""
