@@ -7,7 +7,7 @@ the rendered whole (see :func:`predictive.render.render_markdown`).
 from __future__ import annotations
 
 import enum
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from predictive.signals import Activity
@@ -181,7 +181,7 @@ def _fit_tier(
 
 
 def fit_tiers(
-    candidates: dict[Tier, Sequence[Candidate]],
+    candidates: Mapping[Tier, Sequence[Candidate]],
     budgets: dict[Tier, int],
     headers: dict[Tier, str],
     count: Callable[[str], int],

@@ -180,9 +180,9 @@ def unit_of(m: Memory, origins: dict[tuple[str, str], str | None]) -> tuple[str,
         return f"file:{path}", Provenance(src, _SOURCE_KINDS[src], path=path, line=line)
     if src.startswith("chat:") and sid:
         tool, session, idx = _chat_source(m)
-        path = origins.get((tool, session)) or m.metadata.get("origin")
+        origin = origins.get((tool, session)) or m.metadata.get("origin")
         return f"session:{tool}:{session}", Provenance(
-            src, "conversation", path=path, session=session, message=idx
+            src, "conversation", path=origin, session=session, message=idx
         )
     return f"memory:{m.id}", Provenance(src, "memory", path=_file_anchor(m))
 
@@ -340,16 +340,16 @@ def find(
     _with_details(store, ranked)
     out = []
     for u in ranked:
-        m = u.memory
+        mem = u.memory
         out.append(
             Found(
                 unit=u.key,
                 score=fused.get(u.key, 0.0),
-                label=label_of(m) if m is not None else _clip(u.snippet, 80),
-                kind=m.kind.value if m is not None else u.provenance.kind,
+                label=label_of(mem) if mem is not None else _clip(u.snippet, 80),
+                kind=mem.kind.value if mem is not None else u.provenance.kind,
                 provenance=u.provenance,
                 snippet=snippet(u.snippet, terms),
-                memory=m,
+                memory=mem,
                 memory_ids=u.memory_ids,
                 passage_ids=u.passage_ids,
                 relevance=max(u.scores, default=0.0),
