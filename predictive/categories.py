@@ -366,7 +366,7 @@ def _place_new(conn: Any, after_id: int) -> tuple[set[int], int]:
     return {c for c, _ in pairs}, added
 
 
-def refresh_categories(
+def refresh_categories(  # noqa: C901
     store: MemoryStore,
     *,
     llm: LlmClient | None = None,

@@ -439,7 +439,7 @@ class ContextEngine:
         # Short queries embed in a few milliseconds; long ones cost tens.
         return " ".join(" ".join(w for w in words if w).split()[:MAX_QUERY_WORDS])
 
-    def _assemble(
+    def _assemble(  # noqa: C901
         self,
         facts: FileFacts,
         text: str | None,

@@ -222,7 +222,7 @@ class _Unit:
         return s[0] + SUPPORT * sum(x / (i + 1) for i, x in enumerate(s[1:4]))
 
 
-def find(
+def find(  # noqa: C901
     store: MemoryStore,
     query: str,
     *,

@@ -146,7 +146,7 @@ def _is_optional(t: Any) -> bool:
     )
 
 
-def make_converter() -> cattrs.Converter:
+def make_converter() -> cattrs.Converter:  # noqa: C901
     conv = cattrs.Converter(forbid_extra_keys=False)
     conv.register_structure_hook(int, _int)
     conv.register_structure_hook(float, _float)

@@ -708,7 +708,7 @@ class MemoryStore:
 
     # ---- update ----------------------------------------------------------------------------
 
-    def update(
+    def update(  # noqa: C901
         self, memory_id: int, *, anchors: Sequence[Anchor] | None = None, **fields: Any
     ) -> Memory:
         """Change fields (and optionally replace anchors); a new text is re-embedded."""

@@ -574,7 +574,7 @@ def _chosen_and_rationale(decision_lines: list[str]) -> tuple[str | None, str | 
     return None, None
 
 
-def _parse(rel_path: str, text: str) -> _Parsed | str:
+def _parse(rel_path: str, text: str) -> _Parsed | str:  # noqa: C901
     """The record in ``text``, or the reason it is not one."""
     stem = posixpath.splitext(posixpath.basename(rel_path))[0]
     if stem.lower() in NOT_RECORDS:
