@@ -12,7 +12,7 @@ from storage.redact import redact
 from storage.rows import bump, fts_refresh, now, validate_text
 
 if TYPE_CHECKING:
-    from storage.repository import MemoryStore
+    from storage.store_view import StoreWithMemories
 
 
 _LACKING = (
@@ -35,7 +35,7 @@ class LevelTexts(TypedDict, total=False):
 class Levels:
     """The summary, compressed and index levels, filled by the compressor."""
 
-    def __init__(self, store: MemoryStore) -> None:
+    def __init__(self, store: StoreWithMemories) -> None:
         self._store = store
 
     def lacking(self, *, after_id: int = 0, limit: int = 500) -> list[Memory]:

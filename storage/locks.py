@@ -17,7 +17,7 @@ from storage.errors import InvalidInput, NotFound
 from storage.redact import redact
 
 if TYPE_CHECKING:
-    from storage.repository import MemoryStore
+    from storage.store_view import StoreConn
 
 MAX_NAME_CHARS = 200
 MAX_CONTENT_CHARS = 200_000
@@ -107,7 +107,7 @@ def _row(r: tuple[Any, ...]) -> LockedContext:
 class LockStore:
     """The locked contexts of one project's store (same database file, same connection)."""
 
-    def __init__(self, store: MemoryStore) -> None:
+    def __init__(self, store: StoreConn) -> None:
         self.store = store
 
     def lock(

@@ -12,13 +12,13 @@ from storage import db as dbmod
 from storage.rows import bump, write_vector
 
 if TYPE_CHECKING:
-    from storage.repository import MemoryStore
+    from storage.store_view import StoreWithVectors
 
 
 class Embeddings:
     """Vectors of memories under the store's embedding model."""
 
-    def __init__(self, store: MemoryStore) -> None:
+    def __init__(self, store: StoreWithVectors) -> None:
         self._store = store
 
     def pending(self) -> int:

@@ -12,13 +12,13 @@ from storage.redact import redact
 from storage.rows import bump, choice, now, require
 
 if TYPE_CHECKING:
-    from storage.repository import MemoryStore
+    from storage.store_view import StoreConn
 
 
 class Usage:
     """Retrievals, citations, ignores and views of memories, and their decay scores."""
 
-    def __init__(self, store: MemoryStore) -> None:
+    def __init__(self, store: StoreConn) -> None:
         self._store = store
 
     def record(
