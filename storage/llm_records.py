@@ -7,13 +7,13 @@ import time
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from storage.repository import MemoryStore
+    from storage.store_view import StoreConn
 
 
 class LlmRecords:
     """The ``llm_cache`` and ``llm_usage`` tables."""
 
-    def __init__(self, store: MemoryStore) -> None:
+    def __init__(self, store: StoreConn) -> None:
         self._store = store
 
     def answer(self, key: str) -> str | None:
