@@ -130,7 +130,7 @@ def status(store: Any, new_id: int) -> str:
     return "current"
 
 
-def main(argv: list[str] | None = None) -> int:
+def main(argv: list[str] | None = None) -> int:  # noqa: C901
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     ap.add_argument("--devset", type=Path, default=DEFAULT_DEVSET)
     ap.add_argument("--rebuild", action="store_true", help="rebuild the workspace and store")

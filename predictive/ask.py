@@ -4,15 +4,14 @@ back, the best at their summary, the rest as compressed lines."""
 
 from __future__ import annotations
 
-import enum
-import re
 import time
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
 
 from predictive.citation import citation
 from predictive.compress import fill_levels
+from predictive.question_kind import QuestionKind, classify_question
 from predictive.retrieval import Found, find
 from storage import AccessKind, InvalidInput, Kind, Level, Memory, MemoryFilter, MemoryStore
 from storage.search import MIN_SIMILARITY
@@ -20,61 +19,9 @@ from storage.search import MIN_SIMILARITY
 if TYPE_CHECKING:
     from predictive.llm import LlmClient
 
+# the question kinds are part of what the ask operation offers its callers
+__all__ = ["QuestionKind", "ask", "classify_question"]
 
-class QuestionKind(str, enum.Enum):
-    DECISION = "decision"
-    HOWTO = "how-to"
-    HISTORY = "history"
-    ERROR = "error"
-    GENERAL = "general"
-
-
-@dataclass(frozen=True)
-class Classified:
-    """A question's kind and the words that decided it."""
-
-    kind: QuestionKind
-    cue: str | None
-
-
-# Checked in this order: an error message beats a "why", a "when did we" beats a "how".
-_RULES: tuple[tuple[QuestionKind, re.Pattern[str]], ...] = (
-    (
-        QuestionKind.ERROR,
-        re.compile(
-            r"\b(\w+(?:Error|Exception)|traceback|stack ?trace|exception|errors?"
-            r"|fail(?:s|ed|ing|ure)?|crash(?:es|ed|ing)?|broken|bug|segfault|panic|E[A-Z]{3,}"
-            r"|doesn'?t work"
-            r"|not working|won'?t (?:start|build|run))\b",
-            re.I,
-        ),
-    ),
-    (
-        QuestionKind.HISTORY,
-        re.compile(
-            r"\b(when did|when was|history|changed?|changes|used to|previously|before|originally"
-            r"|evolv\w*|timeline|who (?:added|changed|wrote)|last time|since when|revert\w*)\b",
-            re.I,
-        ),
-    ),
-    (
-        QuestionKind.DECISION,
-        re.compile(
-            r"\b(why|decid\w*|decision|chose|choose|chosen|should we|prefer\w*|instead of"
-            r"|rather than|trade-?offs?|adr|rationale|agreed|convention|policy|allowed"
-            r"|which \w+ (?:do|should))\b",
-            re.I,
-        ),
-    ),
-    (
-        QuestionKind.HOWTO,
-        re.compile(
-            r"\b(how (?:do|to|can|should|does)|steps?|set ?up|configure|install|deploy|run|build"
-            r"|release|migrate|where (?:do|is|are)|what command|workflow|guide)\b",
-            re.I,
-        ),
-    ),
-)
 
 # The kinds each question prefers; others still count, ranked lower.
 PREFERRED: dict[QuestionKind, frozenset[Kind]] = {
@@ -86,15 +33,6 @@ PREFERRED: dict[QuestionKind, frozenset[Kind]] = {
 }
 BOOST = 1.5
 DETAILED = 3  # how many of the best items come at their summary level
-
-
-def classify_question(question: str) -> Classified:
-    """The question's kind by the first rule that matches (else general)."""
-    for kind, rule in _RULES:
-        m = rule.search(question)
-        if m:
-            return Classified(kind, m.group(0))
-    return Classified(QuestionKind.GENERAL, None)
 
 
 def _text(m: Memory, level: Level) -> str:

@@ -7,7 +7,7 @@ the rendered whole (see :func:`predictive.render.render_markdown`).
 from __future__ import annotations
 
 import enum
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from predictive.signals import Activity
@@ -149,7 +149,7 @@ def _fit_tier(
         if remaining < MIN_LINE_TOKENS:
             break
         levels = c.levels()
-        lean = [lv for lv in levels if lv is not Level.INDEX] or list(levels)
+        lean: list[Level] = [lv for lv in levels if lv is not Level.INDEX] or list(levels)
         for lv in reversed(lean):  # leanest first
             t = count(c.renderings[lv] + "\n")
             if t <= remaining:
@@ -181,7 +181,7 @@ def _fit_tier(
 
 
 def fit_tiers(
-    candidates: dict[Tier, Sequence[Candidate]],
+    candidates: Mapping[Tier, Sequence[Candidate]],
     budgets: dict[Tier, int],
     headers: dict[Tier, str],
     count: Callable[[str], int],

@@ -366,7 +366,7 @@ def _place_new(conn: Any, after_id: int) -> tuple[set[int], int]:
     return {c for c, _ in pairs}, added
 
 
-def refresh_categories(
+def refresh_categories(  # noqa: C901
     store: MemoryStore,
     *,
     llm: LlmClient | None = None,
@@ -614,17 +614,7 @@ def areas_for_path(store: MemoryStore, path: str, *, limit: int = 2) -> list[cs.
     names = [_area(d[:n]) for n in range(len(d), 0, -1)]
     if not names:
         return []
-    marks = ",".join("?" * len(names))
-    found = {
-        r[1]: cs.CategoryRow(*r)
-        for r in store.conn.execute(
-            "SELECT c.id, c.name, c.origin, c.parent_id, c.description, c.summary, "
-            "c.summary_updated_at, c.fingerprint, "
-            "(SELECT count(*) FROM category_members cm WHERE cm.category_id = c.id) "
-            f"FROM categories c WHERE c.origin = 'area' AND c.name IN ({marks})",
-            names,
-        )
-    }
+    found = cs.areas_named(store.conn, names)
     return [found[n] for n in names if n in found][:limit]
 
 

@@ -22,13 +22,14 @@ from typing import Protocol, runtime_checkable
 from predictive.faithful import drops_negation, unsupported, words
 from predictive.tokens import count_tokens, truncate_to_tokens
 from storage import AnchorType, Kind, Memory, MemoryStore
+from storage.levels import LevelName, LevelTexts
 
 SUMMARY_TOKENS = 60
 COMPRESSED_TOKENS = 25
 INDEX_TOKENS = 10
 LABEL_WORDS = 8  # an index label is a few words
 TINY_TOKENS = 12  # a text this short may be its own summary
-LEVEL_FIELDS = ("summary", "compressed", "index_label")
+LEVEL_FIELDS: tuple[LevelName, ...] = ("summary", "compressed", "index_label")
 _PARSE_CHARS = 20_000  # only the head of a huge text is read
 
 
@@ -815,17 +816,17 @@ def _nonempty(value: str, memory: Memory, cap: int) -> str:
     return truncate_to_tokens(_oneline(memory.text), cap).strip() or Kind(memory.kind).value
 
 
-def fill_levels(memory: Memory, compressor: Compressor | None = None) -> dict[str, str]:
+def fill_levels(memory: Memory, compressor: Compressor | None = None) -> LevelTexts:
     """The levels ``memory`` lacks, ready for ``store.update(memory.id, **levels)``."""
     comp = compressor or _DEFAULT
-    out: dict[str, str] = {}
+    out: LevelTexts = {}
     current = memory
     makers = (comp.summary, comp.compressed, comp.index_label)
     caps = (SUMMARY_TOKENS, COMPRESSED_TOKENS, INDEX_TOKENS)
     for name, make, cap in zip(LEVEL_FIELDS, makers, caps):
         if _present(getattr(current, name)) is None:
             out[name] = _nonempty(make(current), current, cap)
-            current = dataclasses.replace(current, **{name: out[name]})
+            current = dataclasses.replace(current, **out)
     return out
 
 

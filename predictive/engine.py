@@ -21,7 +21,7 @@ from predictive.chat_excerpts import Said, what_was_said
 from predictive.compress import Compressor, DeterministicCompressor
 from predictive.consolidation.serving import cap_renderings, serving_level
 from predictive.derive import FileFacts, branch_tokens, derive_file, error_signature
-from predictive.excerpts import FileTerms, excerpt, file_terms
+from predictive.excerpts import FileTerms, excerpt, file_terms, without_testing
 from predictive.glob_breadth import AREA_SHARE, GlobBreadth, glob_weight
 from predictive.globs import glob_match, specificity
 from predictive.open_file import is_the_open_file
@@ -439,7 +439,7 @@ class ContextEngine:
         # Short queries embed in a few milliseconds; long ones cost tens.
         return " ".join(" ".join(w for w in words if w).split()[:MAX_QUERY_WORDS])
 
-    def _assemble(
+    def _assemble(  # noqa: C901
         self,
         facts: FileFacts,
         text: str | None,
@@ -734,8 +734,10 @@ class ContextEngine:
         here, a conversation tied to the file with what was said about it; None for others."""
         if m.source == "git":
             body = m.text.strip().partition("\n")[2]
+            if not terms.is_test:  # how a change was tested matters to its tests only
+                body = without_testing(body)
             lines = excerpt(body, terms, limit=COMMIT_LINES) if body.strip() else []
-            return commit_renderings(m, lines, m.index_label)
+            return commit_renderings(m, lines, m.index_label, body)
         if m.kind is Kind.DECISION and m.supersedes is not None:
             return self._with_predecessor(m)
         meta = m.metadata if isinstance(m.metadata, dict) else {}

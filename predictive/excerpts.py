@@ -68,6 +68,9 @@ _KEY_SECTION = re.compile(
     r"\b(fix|solution|root cause|cause|why|problem|issue|motivation|decision|approach|how|risks?|"
     r"what changed|changes?)\b"
 )
+_MARKDOWN_HEADING = re.compile(r"#{1,6}\s")
+_TESTING_SECTION = re.compile(r"\b(?:test(?:s|ing)?|test plan|verification|qa)\b")
+"""A heading over how a change was checked: worth reading when the file open is a test."""
 KEY_SECTION_BONUS = 0.3
 """A sentence under a heading that explains (Fix, Root cause, Why, Risks…) is worth more."""
 MIN_NAME = 5
@@ -236,6 +239,22 @@ def sections(text: str) -> list[tuple[str, str]]:
         para.append(s.lstrip("> "))
     flush()
     return out
+
+
+def without_testing(text: str) -> str:
+    """``text`` without its sections on how the change was checked (from a testing heading to
+    the next heading)."""
+    out: list[str] = []
+    skipping = in_code = False
+    for line in text.splitlines():
+        s = line.strip()
+        if s.startswith("```"):
+            in_code = not in_code
+        elif not in_code and (_MARKDOWN_HEADING.match(s) or _BOLD_HEADING.match(s)):
+            skipping = bool(_TESTING_SECTION.search(s.strip("#*: ").lower()))
+        if not skipping:
+            out.append(line)
+    return "\n".join(out).strip()
 
 
 def explains(sentence: str) -> bool:

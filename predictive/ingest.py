@@ -381,9 +381,9 @@ class _Run:
                 changed_state[r.path] = fp
                 if mid is None:
                     continue
-                old = previous.get(r.path)
-                if old is not None and old != mid:  # the record was edited: keep its history
-                    self.store.graph.supersede(old, mid)
+                earlier = previous.get(r.path)
+                if earlier is not None and earlier != mid:  # the record was edited: keep history
+                    self.store.graph.supersede(earlier, mid)
                     report.superseded += 1
                 by_path[r.path] = mid
             self.progress(f"decision records: {start + len(chunk)} of {len(todo)}", len(todo))

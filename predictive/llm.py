@@ -236,16 +236,11 @@ class Usage:
             with self.shared.lock:
                 return self.shared.day_usage.get(day, (0, 0.0))
         try:
-            row = self.store.conn.execute(
-                "SELECT prompt_tokens + completion_tokens, cost FROM llm_usage "
-                "WHERE day = ? AND model = ?",
-                (day, self.model),
-            ).fetchone()
+            return self.store.llm.usage(day, self.model)
         except Exception:
             log.warning("could not read LLM usage from the store", exc_info=True)
             with self.shared.lock:
                 return self.shared.day_usage.get(day, (0, 0.0))
-        return (int(row[0]), float(row[1])) if row else (0, 0.0)
 
     def add(self, prompt: int, completion: int, cost: float) -> None:
         day = _today()
@@ -255,22 +250,12 @@ class Usage:
                 self.shared.day_usage[day] = (tokens + prompt + completion, spent + cost)
             return
         try:
-            self._write(day, prompt, completion, cost)
+            self.store.llm.add_usage(day, self.model, prompt, completion, cost)
         except Exception:  # counted in memory for this process instead
             log.warning("could not record LLM usage in the store", exc_info=True)
             with self.shared.lock:
                 tokens, spent = self.shared.day_usage.get(day, (0, 0.0))
                 self.shared.day_usage[day] = (tokens + prompt + completion, spent + cost)
-
-    def _write(self, day: str, prompt: int, completion: int, cost: float) -> None:
-        self.store.conn.execute(
-            "INSERT INTO llm_usage(day, model, calls, prompt_tokens, completion_tokens, cost) "
-            "VALUES (?, ?, 1, ?, ?, ?) ON CONFLICT(day, model) DO UPDATE SET "
-            "calls = calls + 1, prompt_tokens = prompt_tokens + excluded.prompt_tokens, "
-            "completion_tokens = completion_tokens + excluded.completion_tokens, "
-            "cost = cost + excluded.cost",
-            (day, self.model, prompt, completion, cost),
-        )
 
 
 # ---- the client ----------------------------------------------------------------------------
@@ -391,13 +376,10 @@ class LlmClient:
         if self.store is None:
             return self._memory_cache.get(key)
         try:
-            row = self.store.conn.execute(
-                "SELECT answer FROM llm_cache WHERE key = ?", (key,)
-            ).fetchone()
+            return self.store.llm.answer(key)
         except Exception:  # the cache is only a cache
             log.warning("LLM cache unreadable", exc_info=True)
             return None
-        return row[0] if row else None
 
     def _remember(self, key: str, purpose: str, answer: str) -> None:
         if not self.config.cache:
@@ -406,11 +388,7 @@ class LlmClient:
             self._memory_cache[key] = answer
             return
         try:
-            self.store.conn.execute(
-                "INSERT OR REPLACE INTO llm_cache(key, model, purpose, answer, created_at) "
-                "VALUES (?, ?, ?, ?, ?)",
-                (key, self.config.model, purpose, answer, time.time()),
-            )
+            self.store.llm.keep_answer(key, self.config.model, purpose, answer)
         except Exception:
             log.warning("could not cache an LLM answer", exc_info=True)
 

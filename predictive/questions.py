@@ -1,10 +1,10 @@
 """A configured LLM in the ``ask`` operation (:mod:`predictive.ask`): the question's kind,
 and an answer composed from the retrieved items that cites them by id.
 
-Both fall back to the local path: the kind from :func:`predictive.ask.classify_question`, the
-answer as the items' lines. The model's kind must be one of :class:`QuestionKind`; its answer
-is kept only when every id it cites was given, it cites at least one, and it says little its
-items do not.
+Both fall back to the local path: the kind from the local rules
+(:func:`predictive.question_kind.classify_question`), the answer as the items' lines. The
+model's kind must be one of :class:`QuestionKind`; its answer is kept only when every id it
+cites was given, it cites at least one, and it says little its items do not.
 """
 
 from __future__ import annotations
@@ -13,9 +13,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from predictive.ask import Classified, QuestionKind, classify_question
 from predictive.faithful import unsupported, words
 from predictive.llm import LlmClient, numbered
+from predictive.question_kind import Classified, QuestionKind, classify_question
 
 PURPOSE = "ask"
 ITEM_CHARS = 600
@@ -38,7 +38,7 @@ _KIND_SYSTEM = (
 
 def classify_with(client: LlmClient | None, question: str) -> Classified:
     """The question's kind: the model's when it answers with one of :class:`QuestionKind`,
-    else the local rules' (:func:`predictive.ask.classify_question`)."""
+    else the local rules' (:func:`predictive.question_kind.classify_question`)."""
     if client is not None:
         answer = client.ask_json(PURPOSE, _KIND_SYSTEM, question[:2_000], _KIND_SCHEMA)
         if answer is not None:

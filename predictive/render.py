@@ -47,6 +47,34 @@ def _flat(text: str) -> str:
     return " ".join(text.split())
 
 
+_BLOCK_START = re.compile(r"\s*(?:[-*+]\s|\d+[.)]\s|#{1,6}\s|\||>|```)")
+
+
+def unwrapped(text: str) -> str:
+    """``text`` with its hard-wrapped paragraphs and list items joined into one line each
+    (a commit body wrapped at 72 columns), code blocks, headings and tables as they are."""
+    out: list[str] = []
+    in_code = False
+    for line in text.splitlines():
+        fence = line.strip().startswith("```")
+        joins = (
+            not in_code
+            and not fence
+            and line.strip()
+            and out
+            and out[-1].strip()
+            and not _BLOCK_START.match(line)
+            and not re.match(r"\s*(?:#{1,6}\s|\||```)", out[-1])
+        )
+        if joins:
+            out[-1] = f"{out[-1].rstrip()} {line.strip()}"
+        else:
+            out.append(line)
+        if fence:
+            in_code = not in_code
+    return "\n".join(out)
+
+
 _SENTENCE_END = re.compile(r"[.!?][)\]\"'`*]*(?=\s)")
 MAX_POINTER_CHARS = 140
 
@@ -89,16 +117,20 @@ def _lead(text: str) -> str | None:
     return None
 
 
-def commit_renderings(m: Memory, lines: list[str], label: str | None) -> dict[Level, str]:
-    """A commit: its whole message; its subject with the sentences of its body that matter
-    for the file (``lines``); its subject alone. The subject is never cut."""
+def commit_renderings(
+    m: Memory, lines: list[str], label: str | None, body: str | None = None
+) -> dict[Level, str]:
+    """A commit: its whole message (``body``: the part of its body to show); its subject with
+    the sentences of its body that matter for the file (``lines``); its subject alone. The
+    subject is never cut."""
     head = f"commit {provenance(m).removeprefix('commit ')} · #{m.id} · {_date(m.valid_from)}"
-    subject, _, body = m.text.strip().partition("\n")
+    subject, _, whole = m.text.strip().partition("\n")
+    body = whole if body is None else body
     subject = _flat(subject)
     out: dict[Level, str] = {}
     if body.strip():
         out[Level.FULL] = f"- [{head}] {subject}\n" + "\n".join(
-            "  " + line for line in body.strip().splitlines()
+            "  " + line for line in unwrapped(body.strip()).splitlines()
         )
         if lines:
             out[Level.SUMMARY] = f"- [{head}] {subject}" + "".join(

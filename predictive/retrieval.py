@@ -9,7 +9,6 @@ and message, or commit, and a one-line label.
 
 from __future__ import annotations
 
-import json
 import math
 import re
 import time
@@ -185,9 +184,9 @@ def unit_of(m: Memory, origins: dict[tuple[str, str], str | None]) -> tuple[str,
         return f"file:{path}", Provenance(src, _SOURCE_KINDS[src], path=path, line=line)
     if src.startswith("chat:") and sid:
         tool, session, idx = _chat_source(m)
-        path = origins.get((tool, session)) or m.metadata.get("origin")
+        origin = origins.get((tool, session)) or m.metadata.get("origin")
         return f"session:{tool}:{session}", Provenance(
-            src, "conversation", path=path, session=session, message=idx
+            src, "conversation", path=origin, session=session, message=idx
         )
     shared = m.metadata.get("shared") if isinstance(m.metadata.get("shared"), dict) else None
     if shared:
@@ -236,7 +235,7 @@ class _Unit:
         return s[0] + SUPPORT * sum(x / (i + 1) for i, x in enumerate(s[1:4]))
 
 
-def find(
+def find(  # noqa: C901
     store: MemoryStore,
     query: str,
     *,
@@ -316,12 +315,7 @@ def find(
     every = [*passages, *lists.keyword, *lists.vector]
     if every:
         by_session = {s.id: s for s in sessions.get_many({p.session_id for p in every})}
-        idx_of = dict(
-            store.conn.execute(
-                "SELECT id, idx FROM messages WHERE id IN (SELECT value FROM json_each(?))",
-                (json.dumps(sorted({p.message_id for p in every})),),
-            )
-        )
+        idx_of = sessions.indexes_of(p.message_id for p in every)
         for name, hits in (
             ("fused", passages),
             ("keyword", lists.keyword),
@@ -359,16 +353,16 @@ def find(
     _with_details(store, ranked)
     out = []
     for u in ranked:
-        m = u.memory
+        mem = u.memory
         out.append(
             Found(
                 unit=u.key,
                 score=fused.get(u.key, 0.0),
-                label=label_of(m) if m is not None else _clip(u.snippet, 80),
-                kind=m.kind.value if m is not None else u.provenance.kind,
+                label=label_of(mem) if mem is not None else _clip(u.snippet, 80),
+                kind=mem.kind.value if mem is not None else u.provenance.kind,
                 provenance=u.provenance,
                 snippet=snippet(u.snippet, terms),
-                memory=m,
+                memory=mem,
                 memory_ids=u.memory_ids,
                 passage_ids=u.passage_ids,
                 relevance=max(u.scores, default=0.0),
@@ -417,14 +411,7 @@ def _origins(store: MemoryStore) -> dict[tuple[str, str], str | None]:
     cached = getattr(store, "_origins_cache", None)
     if cached is not None and cached[0] == gen:
         return cached[1]
-    out: dict[tuple[str, str], str | None] = {}
-    for tool, ext, meta in store.conn.execute(
-        "SELECT source_tool, external_id, metadata FROM sessions"
-    ):
-        try:
-            out[(tool, ext)] = json.loads(meta or "{}").get("origin")
-        except ValueError:
-            out[(tool, ext)] = None
+    out = sessions_of(store).origins()
     store._origins_cache = (gen, out)  # type: ignore[attr-defined]
     return out
 
@@ -448,13 +435,8 @@ def _attach_session_memories(store: MemoryStore, units: dict[str, _Unit]) -> Non
     if not wanted:
         return
     pairs = [u.key.split(":", 2)[1:] for u in wanted]
-    rows = store.conn.execute(
-        "SELECT id, source, source_id FROM memories WHERE archived = 0 AND superseded_by IS NULL "
-        "AND (source, source_id) IN (SELECT 'chat:' || json_extract(value, '$[0]'), "
-        "json_extract(value, '$[1]') FROM json_each(?))",
-        (json.dumps(pairs),),
-    ).fetchall()
-    by_key = {f"session:{src.split(':', 1)[1]}:{sid}": mid for mid, src, sid in rows}
+    found = sessions_of(store).conversation_memories((tool, ext) for tool, ext in pairs)
+    by_key = {f"session:{tool}:{ext}": mid for (tool, ext), mid in found.items()}
     mems = {m.id: m for m in store.get_many(list(by_key.values()))}
     for u in wanted:
         mid = by_key.get(u.key)

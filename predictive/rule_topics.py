@@ -21,12 +21,20 @@ from dataclasses import dataclass
 
 from predictive.excerpts import FileTerms, split_words
 from storage import Memory
+from storage.text import STOPWORDS
 
 _PATHLIKE = re.compile(r"(?<![\w.-])((?:[\w.-]+/){2,}[\w.*-]*)")
 _TOKEN = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 TEST_WORDS = frozenset({"test", "tests", "testing", "pytest", "fixture", "fixtures"})
 TOPIC_MIN = 4.0
 """Least weight of shared words for a project-wide section to apply by topic."""
+TOPIC_WORDS = 2
+"""Least number of distinct words (the words of testing aside) a section shares with a file to
+be about it: one rare word in common (a ``search`` endpoint in an example and ``re.search``
+in the file) is chance."""
+_NOT_TOPICS = STOPWORDS | frozenset(
+    "not no nor can could should would also only all any each other such".split()
+)
 MAX_TOPICAL = 6
 """At most this many project-wide sections apply by topic to one file."""
 PATH_RELEVANCE = 0.9
@@ -54,7 +62,8 @@ class _Section:
 
 
 def _words(text: str) -> set[str]:
-    return {w for t in _TOKEN.findall(text) for w in split_words(t) if len(w) > 2}
+    words = (w for t in _TOKEN.findall(text) for w in split_words(t))
+    return {w for w in words if len(w) > 2 and w not in _NOT_TOPICS}
 
 
 def folders_named(text: str) -> tuple[str, ...]:
@@ -106,9 +115,14 @@ class RuleIndex:
             wanted |= TEST_WORDS
         out: dict[int, float] = {}
         for s in self.sections:
+            named = terms.names & s.tokens
+            shared = (wanted - TEST_WORDS) & (s.body | s.heading)  # every test file has those
+            shared |= {w for n in named for w in split_words(n)}
+            if len(shared) < TOPIC_WORDS:
+                continue
             score = sum(self.idf.get(w, 0.0) for w in wanted & s.body)
             score += 2 * sum(self.idf.get(w, 0.0) for w in wanted & s.heading)
-            score += 2 * len(terms.names & s.tokens)
+            score += 2 * len(named)
             if score > 0:
                 out[s.memory.id] = score
         return out

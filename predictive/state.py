@@ -69,9 +69,9 @@ class EditorState:
             self.branch = signal.new
             return self.active is not None
         if isinstance(signal, DiagnosticsChanged):
-            before = self.diagnostics.get(signal.path, ())
+            shown = self.diagnostics.get(signal.path, ())
             self.diagnostics[signal.path] = tuple(signal.diagnostics)
-            return signal.path == self.active and before != tuple(signal.diagnostics)
+            return signal.path == self.active and shown != tuple(signal.diagnostics)
         if isinstance(signal, ActivityOverride):
             if signal.activity == self.activity:
                 return False
@@ -84,15 +84,21 @@ class EditorState:
         with self._lock:
             return self._request()
 
+    def request_for(self, path: str) -> ContextRequest:
+        """The request for ``path`` with what the editor knows of it (open or not)."""
+        with self._lock:
+            return self._request_for(path)
+
     def _request(self) -> ContextRequest | None:
-        if self.active is None:
-            return None
+        return None if self.active is None else self._request_for(self.active)
+
+    def _request_for(self, path: str) -> ContextRequest:
         return ContextRequest(
-            path=self.active,
-            text=self.texts.get(self.active),
-            language_id=self.languages.get(self.active),
+            path=path,
+            text=self.texts.get(path),
+            language_id=self.languages.get(path),
             branch=self.branch,
-            diagnostics=self.diagnostics.get(self.active, ()),
+            diagnostics=self.diagnostics.get(path, ()),
             activity=self.activity,
             budget=self.budget,
             root=self.root,

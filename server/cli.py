@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import enum
 import json
 import logging
 import os
@@ -23,6 +24,8 @@ import apsw
 from predictive import llm_config
 from predictive import operations as ops
 from predictive.operations import ArgumentError, Invalid
+from predictive.operations.requests import ReviewName
+from predictive.session import ProjectSession, find_root
 from predictive.signals import Activity
 from server.convert import to_wire
 from storage import (
@@ -30,12 +33,11 @@ from storage import (
     EdgeType,
     Kind,
     Level,
-    MemoryStore,
     Scope,
     StoreError,
 )
-from storage.embeddings import ENV_MODEL_DIR, embedder_from_env
-from storage.paths import default_db_path, git_root
+from storage.embeddings import ENV_MODEL_DIR
+from storage.paths import default_db_path
 from storage.search import MIN_SIMILARITY
 from storage.text import parse_instant
 
@@ -106,7 +108,7 @@ def _anchor(text: str) -> Anchor:
         raise argparse.ArgumentTypeError(str(e)) from None
 
 
-def _choice(enum_cls: type) -> Callable[[str], Any]:
+def _choice(enum_cls: type[enum.Enum]) -> Callable[[str], Any]:
     values = [e.value for e in enum_cls]
 
     def parse(text: str) -> Any:
@@ -412,10 +414,6 @@ def _one_line(text: str, width: int = 100) -> str:
     return t if len(t) <= width else t[: width - 1] + "…"
 
 
-def _embedder_factory(model_dir: Path | None) -> Callable[[], Any]:
-    return lambda: embedder_from_env(model_dir)
-
-
 def _progress(label: str) -> Callable[[int, int], None]:
     def report(done: int, total: int) -> None:
         if sys.stderr.isatty():
@@ -433,7 +431,8 @@ def _print_json(value: Any) -> None:
 # ---- commands --------------------------------------------------------------------------------
 
 
-def cmd_remember(store: MemoryStore, a: argparse.Namespace) -> int:
+def cmd_remember(session: ProjectSession, a: argparse.Namespace) -> int:
+    store = session.store
     text = " ".join(a.text)
     if text == "-":
         raw = sys.stdin.buffer.read()
@@ -470,16 +469,12 @@ def cmd_remember(store: MemoryStore, a: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def cmd_search(store: MemoryStore, a: argparse.Namespace) -> int:
-    from storage.sessions import sessions_of
-
+def cmd_search(session: ProjectSession, a: argparse.Namespace) -> int:
+    store = session.store
     if a.sessions:
-        return _search_sessions(store, a)
-    if store.embeddings.pending():
-        store.embeddings.embed_pending(progress=_progress("embedding"))
-    sessions = sessions_of(store)
-    if sessions.pending_embeddings():
-        sessions.embed_pending(progress=_progress("embedding messages"))
+        return _search_sessions(session, a)
+    session.embed_pending(_progress("embedding"))
+    session.embed_messages(_progress("embedding messages"))
     found = ops.search(
         store,
         ops.SearchArgs(
@@ -517,14 +512,10 @@ def cmd_search(store: MemoryStore, a: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _search_sessions(store: MemoryStore, a: argparse.Namespace) -> int:
-    from storage.session_search import session_first
-    from storage.sessions import sessions_of
-
-    sessions = sessions_of(store)
-    if sessions.pending_embeddings():
-        sessions.embed_pending(progress=_progress("embedding messages"))
-    result = session_first(sessions, " ".join(a.query), k=a.limit, mode=a.mode)
+def _search_sessions(session: ProjectSession, a: argparse.Namespace) -> int:
+    session.embed_messages(_progress("embedding messages"))
+    args = ops.SessionSearchArgs(" ".join(a.query), limit=a.limit, mode=a.mode)
+    result = ops.search_sessions(session.store, args)
     if a.json:
         _print_json(result.to_dict())
         return EXIT_OK
@@ -593,7 +584,8 @@ def _memory_block(r: ops.Recalled) -> list[str]:
     return lines
 
 
-def cmd_show(store: MemoryStore, a: argparse.Namespace) -> int:
+def cmd_show(session: ProjectSession, a: argparse.Namespace) -> int:
+    store = session.store
     r = ops.recall(store, ops.RecallArgs(a.id, level=a.level.value), via="cli show")
     assert isinstance(r, ops.Recalled)
     if a.json:
@@ -609,7 +601,8 @@ def cmd_show(store: MemoryStore, a: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def cmd_related(store: MemoryStore, a: argparse.Namespace) -> int:
+def cmd_related(session: ProjectSession, a: argparse.Namespace) -> int:
+    store = session.store
     out = ops.related(
         store,
         ops.RelatedArgs(
@@ -639,7 +632,8 @@ def cmd_related(store: MemoryStore, a: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def cmd_forget(store: MemoryStore, a: argparse.Namespace) -> int:
+def cmd_forget(session: ProjectSession, a: argparse.Namespace) -> int:
+    store = session.store
     done = ops.forget(store, ops.ForgetArgs(a.id, reason=a.reason, purge=a.purge))
     if done.purged:
         print(f"Purged #{a.id} permanently")
@@ -650,13 +644,15 @@ def cmd_forget(store: MemoryStore, a: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def cmd_restore(store: MemoryStore, a: argparse.Namespace) -> int:
+def cmd_restore(session: ProjectSession, a: argparse.Namespace) -> int:
+    store = session.store
     done = ops.restore(store, ops.IdArgs(a.id))
     print(f"Restored #{a.id}" if done.changed else f"#{a.id} is not archived")
     return EXIT_OK
 
 
-def cmd_stats(store: MemoryStore, a: argparse.Namespace) -> int:
+def cmd_stats(session: ProjectSession, a: argparse.Namespace) -> int:
+    store = session.store
     st = ops.stats(store)
     if a.json:
         _print_json(to_wire(st))
@@ -679,7 +675,8 @@ def cmd_stats(store: MemoryStore, a: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def cmd_reindex(store: MemoryStore, a: argparse.Namespace) -> int:
+def cmd_reindex(session: ProjectSession, a: argparse.Namespace) -> int:
+    store = session.store
     bar = _progress("reindexing")
     result = ops.reindex(store, ops.ReindexArgs(), lambda done, total, *_: bar(done, total))
     if a.json:
@@ -742,17 +739,9 @@ def _print_ingest(summary: dict[str, Any]) -> None:
     print(f"{summary['added']} memories {verb} in {summary['seconds']:.1f} s")
 
 
-def _project_root(given: Path | None) -> Path:
-    if given is not None:
-        root = given.expanduser()
-        if not root.is_dir():
-            raise CliError(f"--root: {root} is not a folder")
-        return root.resolve()
-    return git_root(Path.cwd()) or Path.cwd().resolve()
-
-
-def cmd_ingest(store: MemoryStore, a: argparse.Namespace) -> int:
-    root = _project_root(a.root)
+def cmd_ingest(session: ProjectSession, a: argparse.Namespace) -> int:
+    store = session.store
+    root = find_root(a.root)
     what = list(a.what) or (["chats"] if a.source else ["all"])
     if a.source and "chats" not in what and "all" not in what:
         what.append("chats")
@@ -787,9 +776,9 @@ def cmd_ingest(store: MemoryStore, a: argparse.Namespace) -> int:
         time.sleep(max(0.1, a.interval))
 
 
-def cmd_consolidate(store: MemoryStore, a: argparse.Namespace) -> int:
-    if store.embeddings.pending():
-        store.embeddings.embed_pending(progress=_progress("embedding"))
+def cmd_consolidate(session: ProjectSession, a: argparse.Namespace) -> int:
+    store = session.store
+    session.embed_pending(_progress("embedding"))
     out = ops.consolidate(store, ops.ConsolidateArgs(dry_run=a.dry_run))
     if a.json:
         _print_json(out)
@@ -810,13 +799,13 @@ def cmd_consolidate(store: MemoryStore, a: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def cmd_context(store: MemoryStore, a: argparse.Namespace) -> int:
-    from predictive.ingest import first_run
-
+def cmd_context(session: ProjectSession, a: argparse.Namespace) -> int:
     path = a.file.expanduser()
     if path.exists() and not path.is_file():
         raise CliError(f"{path} is not a file")
-    root = git_root(path.parent if path.parent.exists() else Path.cwd()) or Path.cwd().resolve()
+    root = find_root(start=path.parent)
+    if root != session.root:  # a file of another project: its root, this store
+        session = ProjectSession(root, session.store, owns_store=False)
     diagnostics = a.diagnostics
     if diagnostics and diagnostics.startswith("@"):
         try:
@@ -831,7 +820,7 @@ def cmd_context(store: MemoryStore, a: argparse.Namespace) -> int:
         as_of=a.as_of,
         diagnostics=diagnostics,
     )
-    first = first_run(store, root, progress=_ingest_progress())
+    first = session.first_run(_ingest_progress())
     if first is not None:
         if sys.stderr.isatty():
             print("\r\x1b[2K", end="", file=sys.stderr)
@@ -841,9 +830,9 @@ def cmd_context(store: MemoryStore, a: argparse.Namespace) -> int:
             f"in {first['seconds']:.1f} s",
             file=sys.stderr,
         )
-    if store.embeddings.pending():
-        store.embeddings.embed_pending(progress=_progress("embedding"))
-    result = ops.context_for_file(store, request, root)
+    session.embed_pending(_progress("embedding"))
+    session.fill_levels()
+    result = session.context(request)
     if a.json:
         _print_json(to_wire(result))
     else:
@@ -854,16 +843,12 @@ def cmd_context(store: MemoryStore, a: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def cmd_ask(store: MemoryStore, a: argparse.Namespace) -> int:
-    from predictive.ask import ask
-
-    if store.embeddings.pending():
-        store.embeddings.embed_pending(progress=_progress("embedding"))
-    from predictive.llm import client_for
-
+def cmd_ask(session: ProjectSession, a: argparse.Namespace) -> int:
+    store = session.store
+    session.embed_pending(_progress("embedding"))
     question = " ".join(a.question)
-    llm = client_for(store)  # None unless a model is configured (LIVING_MEMORY_LLM_*)
-    out = ask(store, question, limit=min(a.limit, 50), as_of=a.as_of, context="cli ask", llm=llm)
+    args = ops.AskArgs(question, limit=min(a.limit, 50), as_of=a.as_of)
+    out = ops.ask(store, args, via="cli ask").to_dict()
     if a.json:
         _print_json(to_wire(out))
         return EXIT_OK
@@ -879,7 +864,8 @@ def cmd_ask(store: MemoryStore, a: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def cmd_contradictions(store: MemoryStore, a: argparse.Namespace) -> int:
+def cmd_contradictions(session: ProjectSession, a: argparse.Namespace) -> int:
+    store = session.store
     found = ops.contradictions(store, ops.ContradictionsArgs(status=a.status, limit=a.limit))
     if a.json:
         _print_json(to_wire(found))
@@ -905,7 +891,8 @@ def cmd_contradictions(store: MemoryStore, a: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def cmd_resolve(store: MemoryStore, a: argparse.Namespace) -> int:
+def cmd_resolve(session: ProjectSession, a: argparse.Namespace) -> int:
+    store = session.store
     out = ops.resolve_contradiction(
         store,
         ops.ResolveArgs(
@@ -932,10 +919,11 @@ def cmd_resolve(store: MemoryStore, a: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def cmd_review(store: MemoryStore, a: argparse.Namespace) -> int:
+def cmd_review(session: ProjectSession, a: argparse.Namespace) -> int:
+    store = session.store
     action = a.action or "list"
     if action == "list":
-        status = getattr(a, "status", "proposed")
+        status: ReviewName = getattr(a, "status", "proposed")
         found = ops.review_list(
             store, ops.ReviewListArgs(status=status, limit=getattr(a, "limit", 100))
         )
@@ -970,12 +958,12 @@ def cmd_review(store: MemoryStore, a: argparse.Namespace) -> int:
         if action == "approve" and done.changed:
             print("living-memory share writes them to the shared folder")
         return EXIT_OK
-    m = ops.memory_of(store, a.id)
+    memory = ops.memory_of(store, a.id)
     text = a.text
     if text == "-":
         text = sys.stdin.read()
     elif text is None:
-        text = _edit_in_editor(m.text, m.id)
+        text = _edit_in_editor(memory.text, memory.id)
     if not text.strip():
         raise CliError("the new text is empty: nothing changed")
     done_edit = ops.edit(store, ops.EditArgs(a.id, text, kind=a.kind.value if a.kind else None))
@@ -1010,9 +998,10 @@ def _edit_in_editor(text: str, memory_id: int) -> str:
             raise CliError(f"cannot read the edited text: {e}") from None
 
 
-def cmd_share(store: MemoryStore, a: argparse.Namespace) -> int:
-    root = _project_root(a.root)
-    out = ops.share(store, ops.ShareArgs(shared_folder=a.shared_folder, dry_run=a.dry_run), root)
+def cmd_share(session: ProjectSession, a: argparse.Namespace) -> int:
+    root = find_root(a.root)
+    request = ops.ShareArgs(shared_folder=a.shared_folder, dry_run=a.dry_run)
+    out = ops.share(session.store, request, root)
     if a.json:
         _print_json(to_wire(out))
         return EXIT_OK
@@ -1057,7 +1046,7 @@ def cmd_serve(a: argparse.Namespace) -> int:
     return serve(tcp=a.tcp, log_level="debug" if a.verbose else a.log_level)
 
 
-COMMANDS: dict[str, Callable[[MemoryStore, argparse.Namespace], int]] = {
+COMMANDS: dict[str, Callable[[ProjectSession, argparse.Namespace], int]] = {
     "remember": cmd_remember,
     "search": cmd_search,
     "show": cmd_show,
@@ -1077,8 +1066,9 @@ COMMANDS: dict[str, Callable[[MemoryStore, argparse.Namespace], int]] = {
 }
 
 
-def open_store(db: Path | None, model_dir: Path | None) -> MemoryStore:
-    return MemoryStore(db or default_db_path(), embedder_factory=_embedder_factory(model_dir))
+def open_session(db: Path | None, model_dir: Path | None) -> ProjectSession:
+    """The session of the project here, over ``db`` (default: this project's database)."""
+    return ProjectSession.open(find_root(), db or default_db_path(), model_dir=model_dir)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -1100,10 +1090,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         stream=sys.stderr,
         format="%(levelname)s %(name)s: %(message)s",
     )
-    store: MemoryStore | None = None
+    session: ProjectSession | None = None
     try:
-        store = open_store(args.db, args.model_dir)
-        return COMMANDS[args.command](store, args)
+        session = open_session(args.db, args.model_dir)
+        return COMMANDS[args.command](session, args)
     except (CliError, StoreError, Invalid) as e:
         print(f"error: {e}", file=sys.stderr)
         return EXIT_ERROR
@@ -1125,9 +1115,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         os.dup2(devnull, sys.stdout.fileno())
         return EXIT_OK
     finally:
-        if store is not None:
+        if session is not None:
             try:
-                store.close()
+                session.close()
             except Exception as e:
                 print(f"warning: could not save the vector index: {e}", file=sys.stderr)
 

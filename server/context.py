@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 from predictive.engine import AssembledContext
 from server.convert import to_wire
 from server.injection import WriteResult
-from server.projects import Project
+from server.projects import Announced, Project
 
 if TYPE_CHECKING:
     from server.app import LivingMemoryServer
@@ -33,13 +33,15 @@ log = logging.getLogger("living_memory.context")
 CONTEXT_UPDATED = "livingMemory/contextUpdated"
 
 
-def view(project: Project, uri: str | None, result: AssembledContext) -> dict[str, Any]:
-    """A context as ``livingMemory.assembleContext`` answers it (``contextId`` None: assembled
+def view(
+    project: Project, uri: str | None, result: AssembledContext, context_id: int | None = None
+) -> dict[str, Any]:
+    """A context as ``livingMemory.assembleContext`` answers it (``context_id`` None: assembled
     on demand, not announced)."""
     out = to_wire(result)
     out["uri"] = uri
     out["folder"] = project.uri
-    out["contextId"] = None
+    out["contextId"] = context_id
     return out
 
 
@@ -140,9 +142,7 @@ class ContextService:
         with self._ids:
             self.last_id += 1
             context_id = self.last_id
-        announced = view(project, uri, result)
-        announced["contextId"] = context_id
-        project.announced = announced  # what the injected files now hold
+        project.announced = Announced(uri, context_id, result)  # what the injected files hold
         return payload(project, uri, result, injected, context_id), result
 
     def _inject(self, project: Project, result: AssembledContext) -> WriteResult | None:

@@ -146,7 +146,7 @@ def _is_optional(t: Any) -> bool:
     )
 
 
-def make_converter() -> cattrs.Converter:
+def make_converter() -> cattrs.Converter:  # noqa: C901
     conv = cattrs.Converter(forbid_extra_keys=False)
     conv.register_structure_hook(int, _int)
     conv.register_structure_hook(float, _float)
@@ -202,7 +202,7 @@ def make_converter() -> cattrs.Converter:
 
     def optional_hook(t: Any) -> Any:
         inner = [a for a in get_args(t) if a is not type(None)]
-        target = inner[0] if len(inner) == 1 else typing.Union[tuple(inner)]  # noqa: UP007
+        target: Any = inner[0] if len(inner) == 1 else typing.Union[tuple(inner)]  # noqa: UP007
 
         def structure(value: Any, _: type) -> Any:
             return None if value is None else conv.structure(value, target)
@@ -211,15 +211,17 @@ def make_converter() -> cattrs.Converter:
 
     conv.register_structure_hook_factory(_is_optional, optional_hook)
 
-    def dataclass_hook(cls: type) -> Any:
+    def dataclass_hook(cls: type[Any]) -> Any:
         fields = dataclasses.fields(cls)
         hints = typing.get_type_hints(cls)
+        # typed as Any: mypy cannot tell these overrides from the function's named options
+        renames: dict[str, Any] = {f.name: override(rename=camel(f.name)) for f in fields}
         inner = make_dict_structure_fn(
             cls,
             conv,
             _cattrs_forbid_extra_keys=False,
             _cattrs_detailed_validation=True,
-            **{f.name: override(rename=camel(f.name)) for f in fields},
+            **renames,
         )
 
         def structure(value: Any, _: type) -> Any:

@@ -36,7 +36,9 @@ class JobCancelled(Exception):
 class Job:
     """Handed to the work function: report progress, check for cancellation."""
 
-    def __init__(self, server: LivingMemoryServer, title: str, token: Any | None) -> None:
+    def __init__(
+        self, server: LivingMemoryServer, title: str, token: types.ProgressToken | None
+    ) -> None:
         self.server = server
         self.title = title
         self.token = token
@@ -68,6 +70,8 @@ class Job:
         self.check()
 
     def _report(self, value: types.WorkDoneProgressReport) -> None:
+        if self.token is None:
+            return
         try:
             self.server.work_done_progress.report(self.token, value)
         except Exception:
@@ -93,7 +97,7 @@ class Jobs:
             log.info("%s: cancelled by the client", job.title)
             job.cancelled.set()
 
-    async def _token(self, given: Any | None) -> Any | None:
+    async def _token(self, given: Any | None) -> types.ProgressToken | None:
         if given is not None:
             return given
         if not self.server.client_supports("window.work_done_progress"):
@@ -130,7 +134,12 @@ class Jobs:
             )
             watch = progress.tokens.get(token)
             if watch is not None:
-                watch.add_done_callback(lambda f: f.cancelled() and job.cancelled.set())
+
+                def cancel_job(f: Future[Any]) -> None:
+                    if f.cancelled():
+                        job.cancelled.set()
+
+                watch.add_done_callback(cancel_job)
         if request_id is not None:
             self.by_request[request_id] = job
         self.running.add(job)

@@ -12,6 +12,7 @@ import os
 import threading
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote
@@ -20,8 +21,9 @@ from lsprotocol import types
 from pygls.uris import to_fs_path
 
 from predictive.budget import DEFAULT_PROFILES, BudgetConfig
-from predictive.engine import ContextEngine, ContextRequest
+from predictive.engine import AssembledContext, ContextEngine, ContextRequest
 from predictive.fixes import FixTracker
+from predictive.session import ProjectSession
 from predictive.signals import Activity, BranchChanged
 from predictive.state import EditorState
 from server.injection import Injector, is_generated, is_injected_path
@@ -36,7 +38,6 @@ if TYPE_CHECKING:
 log = logging.getLogger("living_memory.projects")
 
 WARMUP_PATH = ".living-memory/warm-up"
-LEVELS_PAGE = 500  # memories per transaction when filling levels
 
 
 class Unavailable(Exception):
@@ -124,6 +125,15 @@ class SharedStores:
                     return
 
 
+@dataclass(frozen=True)
+class Announced:
+    """A context written to the injection targets and announced to the client."""
+
+    uri: str
+    context_id: int
+    result: AssembledContext
+
+
 class Project:
     """One workspace folder."""
 
@@ -148,20 +158,31 @@ class Project:
         self.injector = self._injector(settings)
         self.worker = ThreadPoolExecutor(1, thread_name_prefix=f"lm-store-{self.name}")
         self.job_worker = ThreadPoolExecutor(1, thread_name_prefix=f"lm-jobs-{self.name}")
-        self.store: MemoryStore | None = None
-        self.engine: ContextEngine | None = None
+        self.session: ProjectSession | None = None
         self.error: str | None = None
         self.db_path: Path | None = None
-        self.branch: str | None = None
         self.branch_from_client = False  # set once the client reports the branch itself
         self.seq = 0  # bumped by every context request; older work is stale
         self.last_request = float("-inf")  # monotonic time of the last context request
         self.uris: dict[str, str] = {}  # relative path → the client's URI for it
         # the latest context written to the injection targets and announced (assembleContext's
         # answer for the active file: one context everywhere)
-        self.announced: dict[str, Any] | None = None
+        self.announced: Announced | None = None
         self._ready = asyncio.Event()
         self.closed = False
+
+    @property
+    def branch(self) -> str | None:
+        """The checked-out branch, as the editor state knows it (None: detached HEAD)."""
+        return self.state.branch
+
+    @property
+    def store(self) -> MemoryStore | None:
+        return self.session.store if self.session is not None else None
+
+    @property
+    def engine(self) -> ContextEngine | None:
+        return self.session.engine if self.session is not None else None
 
     def _injector(self, s: Settings) -> Injector:
         return Injector(
@@ -193,8 +214,6 @@ class Project:
                 types.MessageType.Error,
             )
         finally:
-            if self.store is not None:
-                self.state.apply(BranchChanged(self.branch))
             self._ready.set()
         if self.store is not None:
             await loop.run_in_executor(self.worker, self._warm)
@@ -202,9 +221,16 @@ class Project:
 
     def _open_sync(self) -> None:
         self.db_path = db_path_for(self.folder, self.root, self.settings)
-        self.store = self.stores.acquire(self.db_path, self.settings.model_directory)
-        self.engine = ContextEngine(self.store, budget=budget_config(self.settings), root=self.root)
-        self.branch = current_branch(self.root)
+        store = self.stores.acquire(self.db_path, self.settings.model_directory)
+        self.session = ProjectSession(
+            self.root,
+            store,
+            budget=budget_config(self.settings),
+            owns_store=False,
+            state=self.state,
+        )
+        if not self.branch_from_client:
+            self.state.apply(BranchChanged(current_branch(self.root)))
         log.info("%s: memory at %s (branch %s)", self.name, self.db_path, self.branch)
 
     def _warm(self) -> None:
@@ -242,47 +268,22 @@ class Project:
             await self.backfill_levels()
 
     async def backfill_levels(self) -> None:
-        """Fill the summary / compressed / index levels the store lacks (deterministic), a
-        page per transaction, as a cancellable job: the engine would otherwise compute them
-        on every request."""
-        from predictive.compress import fill_levels, reset_stale_levels
-
-        store = self.store
-        if store is None:
+        """Fill the summary / compressed / index levels the store lacks, as a cancellable
+        job: the engine would otherwise compute them on every request."""
+        session = self.session
+        if session is None:
             return
-        try:  # short forms of an older compressor are made again
-            cleared = await self.call(reset_stale_levels, store)
+        try:
+            missing = await self.call(session.store.levels.count_lacking)
         except StoreError as e:
-            log.warning("%s: clearing old short forms failed: %s", self.name, e)
-            cleared = 0
-        if cleared:
-            log.info("%s: %d short forms of an older version are made again", self.name, cleared)
-        missing = await self.call(
-            lambda: store.conn.execute(
-                "SELECT count(*) FROM memories WHERE coalesce(trim(summary), '') = '' "
-                "OR coalesce(trim(compressed), '') = '' OR coalesce(trim(index_label), '') = ''"
-            ).fetchone()[0]
-        )
-        if not missing:
+            log.warning("%s: counting the memories without levels failed: %s", self.name, e)
             return
-
-        def work(job: Any) -> int:
-            done = last = 0
-            while True:
-                job.check()
-                page = store.levels.lacking(after_id=last, limit=LEVELS_PAGE)
-                if not page:
-                    return done
-                last = page[-1].id  # a memory that cannot be filled is not retried forever
-                filled = {m.id: lv for m in page if (lv := fill_levels(m))}
-                if filled:
-                    store.levels.set(filled)
-                done += len(page)
-                job.progress(done, max(done, missing))
-
+        if not missing:
+            await self.call(session.fill_levels)  # short forms of an older version, if any
+            return
         n = await self._background_job(
             f"Living Memory: summarising {missing} memories ({self.name})",
-            work,
+            lambda job: session.fill_levels(job.progress, job.check),
             lambda n: f"summarised {n}",
             "filling levels",
         )
@@ -292,23 +293,19 @@ class Project:
     async def first_ingest(self) -> None:
         """Learn git history, decision records and rule files the first time the store meets
         the project, as a cancellable job; then refresh the active file's context."""
-        store = self.store
-        if store is None:
+        session = self.session
+        if session is None:
             return
 
         def work(job: Any) -> dict[str, Any] | None:
-            from predictive.ingest import first_run
-
             options = {
                 **self.settings.commit_options,
                 "shared_folder": self.settings.shared_folder,
             }
-            return first_run(store, self.root, progress=job.progress, options=options)
-
-        from predictive.ingest import needs_first_run
+            return session.first_run(job.progress, options)
 
         try:
-            needed = await self.call(needs_first_run, store)
+            needed = await self.call(session.needs_first_run)
         except StoreError as e:
             log.warning("%s: first ingestion failed: %s", self.name, e)
             return
@@ -328,16 +325,16 @@ class Project:
 
     async def embed_pending(self) -> None:
         """Embed memories without a vector from the current model, as a cancellable job."""
-        if self.store is None:
+        session = self.session
+        if session is None:
             return
-        pending = await self.call(self.store.embeddings.pending)
+        pending = await self.call(session.store.embeddings.pending)
         if not pending:
             return
         batch = self.settings.embed_batch_size
-        store = self.store
 
         def work(job: Any) -> int:
-            return store.embeddings.embed_pending(batch=batch, progress=job.progress)
+            return session.embed_pending(job.progress, batch=batch)
 
         n = await self._background_job(
             f"Living Memory: embedding {pending} memories ({self.name})",
@@ -392,15 +389,15 @@ class Project:
         if reopen:
             await self._close_store()
             self._ready = asyncio.Event()
-            self.store, self.engine, self.error = None, None, None
+            self.session, self.error = None, None
             await self.open()
             return True
-        if self.store is not None and (
+        if self.session is not None and (
             s.budget != old.budget
             or s.tier_split != old.tier_split
             or s.activity_profiles != old.activity_profiles
         ):
-            self.engine = ContextEngine(self.store, budget=budget_config(s), root=self.root)
+            self.session.configure(budget_config(s))
         return False
 
     async def _close_store(self) -> None:

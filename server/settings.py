@@ -17,7 +17,7 @@ from predictive.llm_config import LlmConfig
 from server.convert import ConversionError, Invalid, camel, structure
 
 SECTION = "livingMemory"
-TARGETS = ("cursor", "copilot", "agents")
+TARGETS: tuple[Target, ...] = ("cursor", "copilot", "agents")
 ACTIVITIES = ("debugging", "feature", "review", "refactor", "deploy", "general")
 LOG_LEVELS = {"error": logging.ERROR, "warning": logging.WARNING, "info": logging.INFO}
 LOG_LEVELS["debug"] = logging.DEBUG

@@ -10,13 +10,13 @@ from storage.redact import redact
 from storage.rows import bump, now, optional_text, require
 
 if TYPE_CHECKING:
-    from storage.repository import MemoryStore
+    from storage.store_view import StoreConn
 
 
 class Categories:
     """Named categories, their members and summaries."""
 
-    def __init__(self, store: MemoryStore) -> None:
+    def __init__(self, store: StoreConn) -> None:
         self._store = store
 
     def ensure(
@@ -38,7 +38,7 @@ class Categories:
                 "VALUES (?, ?, ?, ?)",
                 (name, parent_id, description, now()),
             )
-        return conn.execute("SELECT id FROM categories WHERE name = ?", (name,)).fetchone()[0]
+        return int(conn.execute("SELECT id FROM categories WHERE name = ?", (name,)).get)
 
     def assign(self, memory_id: int, category: str) -> None:
         cid = self.ensure(category)

@@ -70,7 +70,7 @@ def current_anchors(conn: apsw.Connection, after_id: int = 0) -> Iterator[tuple[
 
 
 def last_memory_id(conn: apsw.Connection) -> int:
-    return int(conn.execute("SELECT coalesce(max(id), 0) FROM memories").fetchone()[0])
+    return int(conn.execute("SELECT coalesce(max(id), 0) FROM memories").get)
 
 
 def topic_anchors(
@@ -102,16 +102,24 @@ def add_members(conn: apsw.Connection, pairs: Sequence[tuple[int, int]]) -> int:
     return added
 
 
+_ROW = (
+    "SELECT c.id, c.name, c.origin, c.parent_id, c.description, c.summary, "
+    "c.summary_updated_at, c.fingerprint, "
+    "(SELECT count(*) FROM category_members cm WHERE cm.category_id = c.id) FROM categories c"
+)
+
+
 def rows(conn: apsw.Connection) -> list[CategoryRow]:
-    return [
-        CategoryRow(*r)
-        for r in conn.execute(
-            "SELECT c.id, c.name, c.origin, c.parent_id, c.description, c.summary, "
-            "c.summary_updated_at, c.fingerprint, "
-            "(SELECT count(*) FROM category_members cm WHERE cm.category_id = c.id) "
-            "FROM categories c ORDER BY c.name"
-        )
-    ]
+    return [CategoryRow(*r) for r in conn.execute(f"{_ROW} ORDER BY c.name")]
+
+
+def areas_named(conn: apsw.Connection, names: Sequence[str]) -> dict[str, CategoryRow]:
+    """The area categories among ``names``, by name."""
+    found = conn.execute(
+        f"{_ROW} WHERE c.origin = 'area' AND c.name IN (SELECT value FROM json_each(?))",
+        (json.dumps(list(names)),),
+    )
+    return {r[1]: CategoryRow(*r) for r in found}
 
 
 def memberships(
@@ -159,7 +167,7 @@ def sync(
                     (origin, description, row.id),
                 )
         ids = {n: i for i, n in conn.execute("SELECT id, name FROM categories")}
-        origins = dict(conn.execute("SELECT name, origin FROM categories").fetchall())
+        origins: dict[str, str] = dict(conn.execute("SELECT name, origin FROM categories"))
         for name, (_, parent, _) in wanted.items():
             if origins.get(name) in DERIVED:
                 conn.execute(
@@ -276,10 +284,9 @@ def scope_fingerprint(conn: apsw.Connection, category_ids: Sequence[int]) -> str
     """What the current members of ``category_ids`` are, in a few numbers: it changes when a
     member joins, leaves, is archived or superseded, or is edited."""
     fill_scope(conn, category_ids)
-    row = conn.execute(
-        f"SELECT {_FINGERPRINT} FROM {_SCOPE} s JOIN memories m ON m.id = s.id"
-    ).fetchone()
-    return _fp(row)
+    return _fp(
+        conn.execute(f"SELECT {_FINGERPRINT} FROM {_SCOPE} s JOIN memories m ON m.id = s.id").get
+    )
 
 
 def scope_stats(conn: apsw.Connection, salience_sql: str, top: int) -> ScopeStats:

@@ -8,13 +8,13 @@ from storage import db as dbmod
 from storage.rows import now
 
 if TYPE_CHECKING:
-    from storage.repository import MemoryStore
+    from storage.store_view import StoreConn
 
 
 class Cursors:
     """Ingestion cursors: ``source -> {key: value}``."""
 
-    def __init__(self, store: MemoryStore) -> None:
+    def __init__(self, store: StoreConn) -> None:
         self._store = store
 
     def get(self, source: str) -> dict[str, str]:

@@ -113,9 +113,7 @@ def _check_foreign(conn: apsw.Connection, path: Path) -> None:
     """Refuse another application's SQLite database: never add our tables to it."""
     if conn.pragma("user_version") != 0:
         return
-    (tables,) = conn.execute(
-        "SELECT count(*) FROM sqlite_master WHERE name NOT LIKE 'sqlite_%'"
-    ).fetchone()
+    tables = conn.execute("SELECT count(*) FROM sqlite_master WHERE name NOT LIKE 'sqlite_%'").get
     if tables:
         raise DatabaseCorrupt(
             f"{path} is an SQLite database of another application, not a Living Memory "

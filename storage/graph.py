@@ -14,13 +14,13 @@ from storage.models import Edge, EdgeType, TraversalStep
 from storage.rows import bump, choice, metadata_json, now, require, unit
 
 if TYPE_CHECKING:
-    from storage.repository import MemoryStore
+    from storage.store_view import StoreConn
 
 
 class Graph:
     """Typed edges: add, remove, list, walk; one memory superseding another."""
 
-    def __init__(self, store: MemoryStore) -> None:
+    def __init__(self, store: StoreConn) -> None:
         self._store = store
 
     def supersede(self, old_id: int, new_id: int, *, at: float | None = None) -> None:

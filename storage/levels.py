@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Literal, TypedDict
 
 from storage import db as dbmod
 from storage.errors import InvalidInput
@@ -12,13 +12,30 @@ from storage.redact import redact
 from storage.rows import bump, fts_refresh, now, validate_text
 
 if TYPE_CHECKING:
-    from storage.repository import MemoryStore
+    from storage.store_view import StoreWithMemories
+
+
+_LACKING = (
+    "(coalesce(trim(summary), '') = '' OR coalesce(trim(compressed), '') = '' "
+    "OR coalesce(trim(index_label), '') = '')"
+)
+
+
+LevelName = Literal["summary", "compressed", "index_label"]
+
+
+class LevelTexts(TypedDict, total=False):
+    """Texts for some of a memory's derived levels."""
+
+    summary: str
+    compressed: str
+    index_label: str
 
 
 class Levels:
     """The summary, compressed and index levels, filled by the compressor."""
 
-    def __init__(self, store: MemoryStore) -> None:
+    def __init__(self, store: StoreWithMemories) -> None:
         self._store = store
 
     def lacking(self, *, after_id: int = 0, limit: int = 500) -> list[Memory]:
@@ -26,19 +43,23 @@ class Levels:
         ids = [
             r[0]
             for r in self._store.conn.execute(
-                "SELECT id FROM memories WHERE id > ? AND (coalesce(trim(summary), '') = '' "
-                "OR coalesce(trim(compressed), '') = '' OR coalesce(trim(index_label), '') = '')"
-                " ORDER BY id LIMIT ?",
+                f"SELECT id FROM memories WHERE id > ? AND {_LACKING} ORDER BY id LIMIT ?",
                 (int(after_id), int(limit)),
             )
         ]
         return self._store.get_many(ids)
 
-    def set(self, levels: dict[int, dict[str, str]]) -> int:
+    def count_lacking(self) -> int:
+        """How many memories (archived included) miss a level."""
+        sql = f"SELECT count(*) FROM memories WHERE {_LACKING}"
+        row = self._store.conn.execute(sql).fetchone()
+        return int(row[0]) if row else 0
+
+    def set(self, levels: Mapping[int, LevelTexts]) -> int:
         """Store derived levels (summary, compressed, index_label) for many memories in one
         transaction; return how many memories changed. Unknown ids are skipped."""
         allowed = {"summary", "compressed", "index_label"}
-        rows = []
+        rows: list[tuple[int, dict[str, str]]] = []
         for mid, vals in levels.items():
             bad = set(vals) - allowed
             if bad:
@@ -49,13 +70,13 @@ class Levels:
         stamp = now()
         with dbmod.immediate(conn):
             bump(conn)
-            for mid, vals in rows:
-                if not vals:
+            for mid, texts in rows:
+                if not texts:
                     continue
-                sets = ", ".join(f"{k} = ?" for k in vals)
+                sets = ", ".join(f"{k} = ?" for k in texts)
                 conn.execute(
                     f"UPDATE memories SET {sets}, updated_at = ? WHERE id = ?",
-                    [*vals.values(), stamp, mid],
+                    [*texts.values(), stamp, mid],
                 )
                 if conn.changes():
                     changed += 1

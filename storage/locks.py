@@ -17,7 +17,7 @@ from storage.errors import InvalidInput, NotFound
 from storage.redact import redact
 
 if TYPE_CHECKING:
-    from storage.repository import MemoryStore
+    from storage.store_view import StoreConn
 
 MAX_NAME_CHARS = 200
 MAX_CONTENT_CHARS = 200_000
@@ -107,7 +107,7 @@ def _row(r: tuple[Any, ...]) -> LockedContext:
 class LockStore:
     """The locked contexts of one project's store (same database file, same connection)."""
 
-    def __init__(self, store: MemoryStore) -> None:
+    def __init__(self, store: StoreConn) -> None:
         self.store = store
 
     def lock(
@@ -208,14 +208,16 @@ class LockStore:
 
     def list(self, *, tag: str | None = None, limit: int = 100) -> list[LockSummary]:
         """Every locked context (newest version), most recently locked first."""
-        rows = self.store.conn.execute(
-            "SELECT l.name, l.version, c.n, l.preview, l.tags, l.created_at, c.first "
-            "FROM locked_contexts l JOIN ("
-            "  SELECT name, max(version) AS v, count(*) AS n, min(created_at) AS first"
-            "  FROM locked_contexts GROUP BY name"
-            ") c ON c.name = l.name AND c.v = l.version "
-            "ORDER BY l.created_at DESC, l.name"
-        ).fetchall()
+        rows: list[tuple[str, int, int, str, str, float, float]] = list(
+            self.store.conn.execute(
+                "SELECT l.name, l.version, c.n, l.preview, l.tags, l.created_at, c.first "
+                "FROM locked_contexts l JOIN ("
+                "  SELECT name, max(version) AS v, count(*) AS n, min(created_at) AS first"
+                "  FROM locked_contexts GROUP BY name"
+                ") c ON c.name = l.name AND c.v = l.version "
+                "ORDER BY l.created_at DESC, l.name"
+            )
+        )
         out = [
             LockSummary(
                 name=r[0],

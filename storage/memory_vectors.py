@@ -12,13 +12,13 @@ from storage import db as dbmod
 from storage.rows import bump, write_vector
 
 if TYPE_CHECKING:
-    from storage.repository import MemoryStore
+    from storage.store_view import StoreWithVectors
 
 
 class Embeddings:
     """Vectors of memories under the store's embedding model."""
 
-    def __init__(self, store: MemoryStore) -> None:
+    def __init__(self, store: StoreWithVectors) -> None:
         self._store = store
 
     def pending(self) -> int:
@@ -29,7 +29,7 @@ class Embeddings:
             "SELECT count(*) FROM memories m LEFT JOIN embeddings e ON e.memory_id = m.id "
             "AND e.model_id = ? WHERE e.memory_id IS NULL",
             (emb.model_id,),
-        ).fetchone()[0]
+        ).get
 
     def embed_pending(
         self, *, batch: int = 256, progress: Callable[[int, int], None] | None = None
@@ -42,12 +42,14 @@ class Embeddings:
         total = self.pending()
         done = 0
         while True:
-            rows = conn.execute(
-                "SELECT m.id, m.text FROM memories m LEFT JOIN embeddings e ON "
-                "e.memory_id = m.id AND e.model_id = ? WHERE e.memory_id IS NULL "
-                "ORDER BY m.id LIMIT ?",
-                (emb.model_id, batch),
-            ).fetchall()
+            rows: list[tuple[int, str]] = list(
+                conn.execute(
+                    "SELECT m.id, m.text FROM memories m LEFT JOIN embeddings e ON "
+                    "e.memory_id = m.id AND e.model_id = ? WHERE e.memory_id IS NULL "
+                    "ORDER BY m.id LIMIT ?",
+                    (emb.model_id, batch),
+                )
+            )
             if not rows:
                 break
             vecs = emb.embed([r[1] for r in rows])

@@ -71,19 +71,21 @@ def merge_memories(
                     "reverse, created_at, metadata) VALUES (?, ?, ?, ?, ?, ?, ?)",
                     (a, b, etype, strength, rev, at, meta),
                 )
-        rows = conn.execute(
-            "SELECT id, source, source_id, retrieval_count, citation_count, ignore_count, "
-            f"last_accessed, importance FROM memories WHERE id IN ({marks})",
-            others,
-        ).fetchall()
-        meta_row = conn.execute(
+        rows: list[tuple[int, str, str, int, int, int, float | None, float]] = list(
+            conn.execute(
+                "SELECT id, source, source_id, retrieval_count, citation_count, ignore_count, "
+                f"last_accessed, importance FROM memories WHERE id IN ({marks})",
+                others,
+            )
+        )
+        meta_row: tuple[str | None, float | None, float] = conn.execute(
             "SELECT metadata, last_accessed, importance FROM memories WHERE id = ?", (survivor,)
-        ).fetchone()
+        ).get
         metadata = json.loads(meta_row[0] or "{}")
         merged = list(metadata.get("merged", []))
         merged += [{"id": r[0], "source": r[1], "source_id": r[2]} for r in rows]
         metadata["merged"] = merged
-        last = max([x for x in [meta_row[1], *(r[6] for r in rows)] if x is not None] or [None])
+        last = max((x for x in [meta_row[1], *(r[6] for r in rows)] if x is not None), default=None)
         conn.execute(
             "UPDATE memories SET retrieval_count = retrieval_count + ?, "
             "citation_count = citation_count + ?, ignore_count = ignore_count + ?, "

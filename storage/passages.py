@@ -8,7 +8,9 @@ boundaries; passages are derived from the message text and rebuilt whenever it c
 
 from __future__ import annotations
 
+import json
 import re
+from collections.abc import Sequence
 from typing import Any
 
 from storage.text import identifier_terms
@@ -75,6 +77,15 @@ def write(conn: Any, session_id: int, message_id: int, text: str) -> int:
         )
         n += 1
     return n
+
+
+def texts(conn: Any, ids: Sequence[int]) -> dict[int, str]:
+    """Passage id → its text."""
+    rows = conn.execute(
+        "SELECT id, text FROM passages WHERE id IN (SELECT value FROM json_each(?))",
+        (json.dumps([int(i) for i in ids]),),
+    )
+    return {pid: text for pid, text in rows}
 
 
 def delete(conn: Any, message_id: int) -> None:

@@ -7,6 +7,7 @@ Each concern has its own part, reached from the store: ``store.graph``, ``store.
 
 from __future__ import annotations
 
+import builtins
 import json
 import logging
 import threading
@@ -26,6 +27,7 @@ from storage.embeddings import Embedder
 from storage.errors import InvalidInput, NotFound
 from storage.graph import Graph
 from storage.levels import Levels
+from storage.llm_records import LlmRecords
 from storage.locks import LockStore
 from storage.memory_vectors import Embeddings
 from storage.models import (
@@ -252,6 +254,7 @@ class MemoryStore:
         self.embeddings = Embeddings(self)
         self.cursors = Cursors(self)
         self.locks = LockStore(self)
+        self.llm = LlmRecords(self)
         self.shared = SharedFiles(self)
         self.conn  # open now so that errors surface at construction  # noqa: B018
 
@@ -335,7 +338,7 @@ class MemoryStore:
 
     def generation(self) -> int:
         """Increases with every write; caches keyed on it are invalid once it moves."""
-        return int(self.conn.execute("SELECT value FROM meta WHERE key='generation'").fetchone()[0])
+        return int(self.conn.execute("SELECT value FROM meta WHERE key='generation'").get)
 
     # ---- add -------------------------------------------------------------------------------
 
@@ -435,7 +438,7 @@ class MemoryStore:
             "SELECT content_hash FROM memories WHERE content_hash IN "
             "(SELECT value FROM json_each(?))",
             (json.dumps(hashes),),
-        ).fetchall()
+        )
         return {r[0] for r in rows}
 
     def _insert(self, conn: apsw.Connection, p: dict[str, Any]) -> int:
@@ -589,9 +592,7 @@ class MemoryStore:
 
     def count(self, filters: MemoryFilter | None = None) -> int:
         where, params = (filters or MemoryFilter()).sql()
-        return self.conn.execute(
-            f"SELECT count(*) FROM memories m WHERE {where}", params
-        ).fetchone()[0]
+        return self.conn.execute(f"SELECT count(*) FROM memories m WHERE {where}", params).get
 
     def ids_matching(self, filters: MemoryFilter, candidates: Sequence[int]) -> set[int]:
         """Which of ``candidates`` pass ``filters``."""
@@ -609,7 +610,7 @@ class MemoryStore:
         *,
         limit: int = 500,
         include_archived: bool = False,
-    ) -> dict[int, list[Anchor]]:
+    ) -> dict[int, builtins.list[Anchor]]:
         """Memories carrying any of ``anchors`` (most recently created first), with the
         anchors each one matched."""
         if not anchors:
@@ -624,7 +625,7 @@ class MemoryStore:
             f"JOIN memories m ON m.id = a.memory_id {archived} "
             "ORDER BY m.created_at DESC, m.id DESC",
             (pairs,),
-        ).fetchall()
+        )
         out: dict[int, list[Anchor]] = {}
         for mid, t, v in rows:
             if mid not in out and len(out) >= limit:
@@ -632,7 +633,7 @@ class MemoryStore:
             out.setdefault(mid, []).append(Anchor(AnchorType(t), v))
         return out
 
-    def glob_anchors(self, *, include_archived: bool = False) -> list[tuple[int, str]]:
+    def glob_anchors(self, *, include_archived: bool = False) -> builtins.list[tuple[int, str]]:
         """(memory id, pattern) of every ``glob`` anchor; few, so callers match in Python."""
         archived = "" if include_archived else "AND m.archived = 0"
         return [
@@ -648,15 +649,17 @@ class MemoryStore:
         types: Sequence[AnchorType] = (AnchorType.TAG, AnchorType.MODULE),
         limit: int = 30,
         ids_per_topic: int = 5,
-    ) -> list[tuple[str, int, list[int]]]:
+    ) -> builtins.list[tuple[str, int, builtins.list[int]]]:
         """The commonest anchors of ``types`` among active memories: (label, count, some ids)."""
         marks = ",".join("?" * len(types))
-        rows = self.conn.execute(
-            f"SELECT a.type, a.value, count(*) AS n FROM anchors a JOIN memories m ON "
-            f"m.id = a.memory_id AND m.archived = 0 WHERE a.type IN ({marks}) "
-            f"GROUP BY a.type, a.value ORDER BY n DESC, a.value LIMIT ?",
-            [*(AnchorType(t).value for t in types), limit],
-        ).fetchall()
+        rows: list[tuple[str, str, int]] = list(
+            self.conn.execute(
+                f"SELECT a.type, a.value, count(*) AS n FROM anchors a JOIN memories m ON "
+                f"m.id = a.memory_id AND m.archived = 0 WHERE a.type IN ({marks}) "
+                f"GROUP BY a.type, a.value ORDER BY n DESC, a.value LIMIT ?",
+                [*(AnchorType(t).value for t in types), limit],
+            )
+        )
         out = []
         for t, v, n in rows:
             ids = [
@@ -693,7 +696,7 @@ class MemoryStore:
         )
         return {sid: mid for sid, mid in rows}
 
-    def ids_from_source(self, source: str, *, prefix: str = "") -> list[int]:
+    def ids_from_source(self, source: str, *, prefix: str = "") -> builtins.list[int]:
         """Every current (not archived) memory from ``source`` whose source_id starts with
         ``prefix`` — several when an edited section kept its place."""
         return [
@@ -710,7 +713,7 @@ class MemoryStore:
         by_hash = {content_hash(redact(t)): t for t in texts}
         return {by_hash[h] for h in self._existing_hashes(list(by_hash))}
 
-    def current_ids_by_kind(self) -> dict[str, list[int]]:
+    def current_ids_by_kind(self) -> dict[str, builtins.list[int]]:
         """Ids of the memories that hold now (not archived, superseded or expired), by kind."""
         out: dict[str, list[int]] = {}
         for kind, mid in self.conn.execute(
@@ -723,7 +726,7 @@ class MemoryStore:
 
     # ---- update ----------------------------------------------------------------------------
 
-    def update(
+    def update(  # noqa: C901
         self, memory_id: int, *, anchors: Sequence[Anchor] | None = None, **fields: Any
     ) -> Memory:
         """Change fields (and optionally replace anchors); a new text is re-embedded."""
@@ -859,14 +862,14 @@ class MemoryStore:
         go: other writers wait for one batch at most, never for the whole rebuild."""
         conn = self.conn
         batch = max(1, batch)
-        total = conn.execute("SELECT count(*) FROM memories").fetchone()[0]
+        total: int = conn.execute("SELECT count(*) FROM memories").get
         done, last = 0, 0
         while True:
-            ids = [
+            ids: list[int] = [
                 r[0]
                 for r in conn.execute(
                     "SELECT id FROM memories WHERE id > ? ORDER BY id LIMIT ?", (last, batch)
-                ).fetchall()
+                )
             ]
             if not ids:
                 break
@@ -886,7 +889,7 @@ class MemoryStore:
             state = vi.rebuild(conn, "reindex")
             vi.save(force=True)
         return {
-            "fts_rows": conn.execute("SELECT count(*) FROM memories_fts").fetchone()[0],
+            "fts_rows": conn.execute("SELECT count(*) FROM memories_fts").get,
             "embedded": embedded,
             "vectors": state.count if state else None,
         }
@@ -897,7 +900,7 @@ class MemoryStore:
         conn = self.conn
 
         def one(sql: str, *p: Any) -> int:
-            return conn.execute(sql, p).fetchone()[0]
+            return int(conn.execute(sql, p).get)
 
         emb = self.embedder
         vi = self._vectors
@@ -910,13 +913,13 @@ class MemoryStore:
                 conn.execute(
                     "SELECT kind, count(*) FROM memories WHERE archived = 0 GROUP BY kind "
                     "ORDER BY 2 DESC"
-                ).fetchall()
+                )
             ),
             by_source=dict(
                 conn.execute(
                     "SELECT source, count(*) FROM memories WHERE archived = 0 GROUP BY source "
                     "ORDER BY 2 DESC"
-                ).fetchall()
+                )
             ),
             edges=one("SELECT count(*) FROM edges WHERE reverse = 0"),
             contradictions_open=one("SELECT count(*) FROM contradictions WHERE status='open'"),

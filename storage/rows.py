@@ -36,7 +36,7 @@ def now() -> float:
     return time.time()
 
 
-def validate_text(value: str, name: str = "text") -> str:
+def validate_text(value: object, name: str = "text") -> str:
     if not isinstance(value, str):
         raise InvalidInput(f"{name} must be a string")
     if "\x00" in value:
@@ -125,9 +125,7 @@ def bump(conn: apsw.Connection, vectors: bool = False) -> int:
         conn.execute(
             "UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key = 'vector_generation'"
         )
-        return int(
-            conn.execute("SELECT value FROM meta WHERE key='vector_generation'").fetchone()[0]
-        )
+        return int(conn.execute("SELECT value FROM meta WHERE key='vector_generation'").get)
     return 0
 
 
@@ -147,7 +145,9 @@ def fts_refresh(conn: apsw.Connection, mid: int) -> None:
     conn.execute("DELETE FROM memories_fts WHERE rowid = ?", (mid,))
     if row is None:
         return
-    anchors = conn.execute("SELECT type, value FROM anchors WHERE memory_id = ?", (mid,)).fetchall()
+    anchors: list[tuple[str, str]] = list(
+        conn.execute("SELECT type, value FROM anchors WHERE memory_id = ?", (mid,))
+    )
     anchor_text = " ".join(v for t, v in anchors if t != "tag")
     tags = " ".join(v for t, v in anchors if t == "tag")
     terms = identifier_terms(" ".join(filter(None, [row[0], anchor_text, tags])))

@@ -13,7 +13,7 @@ import numpy as np
 from storage.errors import InvalidInput
 from storage.models import Memory
 from storage.repository import MemoryFilter, MemoryStore
-from storage.text import fts_or, fts_terms
+from storage.text import fts_or, fts_phrase, fts_terms
 from storage.threads import with_context
 
 log = logging.getLogger(__name__)
@@ -72,9 +72,9 @@ def _selective_terms(store: MemoryStore, terms: list[str]) -> list[str] | None:
     score thousands of rows ("api", "src" in a code base). Counts are capped probes, cached
     per store generation. None when every term is that common."""
     gen = store.generation()
-    cache = getattr(store, "_df_cache", None)
+    cache: tuple[int, int, dict[str, int]] | None = getattr(store, "_df_cache", None)
     if cache is None or cache[0] != gen:
-        (n,) = store.conn.execute("SELECT count(*) FROM memories_fts").fetchone()
+        n = store.conn.execute("SELECT count(*) FROM memories_fts").get
         cache = (gen, max(COMMON_TERM_MIN_DOCS, int(n * COMMON_TERM_SHARE)), {})
         store._df_cache = cache  # type: ignore[attr-defined]
     _, cap, counts = cache
@@ -84,8 +84,8 @@ def _selective_terms(store: MemoryStore, terms: list[str]) -> list[str] | None:
             counts[t] = store.conn.execute(
                 "SELECT count(*) FROM (SELECT rowid FROM memories_fts WHERE memories_fts "
                 "MATCH ? LIMIT ?)",
-                (fts_or([t]), cap + 1),
-            ).fetchone()[0]
+                (fts_phrase(t), cap + 1),
+            ).get
         if counts[t] <= cap:
             kept.append(t)
     return kept or None
@@ -104,7 +104,7 @@ def keyword_candidates(
     # Every word is common: memories holding them all (then most of them) are the signal.
     common = terms[:COMMON_TERMS_KEPT]
     for n in range(len(common), 0, -1):
-        found = _bm25(store, " AND ".join(fts_or([t]) for t in common[:n]), filters, limit)
+        found = _bm25(store, " AND ".join(fts_phrase(t) for t in common[:n]), filters, limit)
         if found or n == 1:
             return found
     return []
@@ -117,13 +117,15 @@ def _bm25(
         return []
     where, params = filters.sql("m")
     weights = ", ".join(str(w) for w in BM25_WEIGHTS)
-    rows = store.conn.execute(
-        f"SELECT m.id, -bm25(memories_fts, {weights}) AS s FROM memories_fts "
-        f"JOIN memories m ON m.id = memories_fts.rowid "
-        f"WHERE memories_fts MATCH ? AND {where} ORDER BY bm25(memories_fts, {weights}) "
-        f"LIMIT ?",
-        [match, *params, int(limit)],
-    ).fetchall()
+    rows: list[tuple[int, float]] = list(
+        store.conn.execute(
+            f"SELECT m.id, -bm25(memories_fts, {weights}) AS s FROM memories_fts "
+            f"JOIN memories m ON m.id = memories_fts.rowid "
+            f"WHERE memories_fts MATCH ? AND {where} ORDER BY bm25(memories_fts, {weights}) "
+            f"LIMIT ?",
+            [match, *params, int(limit)],
+        )
+    )
     return [(r[0], float(r[1])) for r in rows]
 
 
@@ -162,11 +164,13 @@ def _exact(
     where, params = filters.sql("m")
     emb = store.embedder
     assert emb is not None
-    rows = store.conn.execute(
-        f"SELECT e.memory_id, e.vector FROM embeddings e JOIN memories m ON m.id = e.memory_id "
-        f"WHERE e.model_id = ? AND {where}",
-        [emb.model_id, *params],
-    ).fetchall()
+    rows: list[tuple[int, bytes]] = list(
+        store.conn.execute(
+            f"SELECT e.memory_id, e.vector FROM embeddings e JOIN memories m ON m.id = e.memory_id "
+            f"WHERE e.model_id = ? AND {where}",
+            [emb.model_id, *params],
+        )
+    )
     if not rows:
         return []
     ids = np.asarray([r[0] for r in rows])

@@ -485,7 +485,7 @@ def passage_lists(
     if not fused:
         return PassageLists()
     wanted = {f[0] for f in fused} | {h[0] for h in kw} | {h[0] for h in vec}
-    rows = {
+    rows: dict[int, tuple[int, int, int, int, int, str]] = {
         r[0]: r
         for r in sessions.store.conn.execute(
             "SELECT id, message_id, session_id, ord, start, text FROM passages WHERE id IN "

@@ -8,6 +8,7 @@ over them is exact (:class:`MessageMatrix`), rebuilt from the rows whenever they
 
 from __future__ import annotations
 
+import builtins
 import json
 import threading
 import time
@@ -158,7 +159,7 @@ class SessionStore:
                 (conv.tool, conv.external_id),
             ).fetchone()
             created = row is None
-            if created:
+            if row is None:
                 sid = conn.execute(
                     "INSERT INTO sessions(source_tool, external_id, workspace, title, started_at, "
                     "ended_at, summary, metadata) VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
@@ -172,7 +173,7 @@ class SessionStore:
                         summary,
                         _dumps(meta),
                     ),
-                ).fetchone()[0]
+                ).get
             else:
                 sid = row[0]
                 summary_changed = summary is not None and row[1] != summary
@@ -207,7 +208,7 @@ class SessionStore:
                         "INSERT INTO messages(session_id, idx, role, text, at, metadata) "
                         "VALUES (?, ?, ?, ?, ?, ?) RETURNING id",
                         (sid, m.idx, m.role, text, m.at, meta_json),
-                    ).fetchone()[0]
+                    ).get
                     new_n += 1
                 elif old[m.idx] != text:
                     mid = conn.execute(
@@ -215,7 +216,7 @@ class SessionStore:
                         "embedding = NULL, model_id = NULL WHERE session_id = ? AND idx = ? "
                         "RETURNING id",
                         (m.role, text, m.at, meta_json, sid, m.idx),
-                    ).fetchone()[0]
+                    ).get
                     conn.execute("DELETE FROM messages_fts WHERE rowid = ?", (mid,))
                     changed_n += 1
                 else:
@@ -227,7 +228,7 @@ class SessionStore:
                 passages_mod.write(conn, sid, mid, text)
             title, summary = conn.execute(
                 "SELECT title, summary FROM sessions WHERE id = ?", (sid,)
-            ).fetchone()
+            ).get
             body = "\n".join(
                 t
                 for (t,) in conn.execute(
@@ -266,15 +267,15 @@ class SessionStore:
         if emb is None:
             return 0
         conn = self.store.conn
-        (m,) = conn.execute(
+        m: int = conn.execute(
             "SELECT count(*) FROM passages WHERE model_id IS NULL OR model_id != ?",
             (emb.model_id,),
-        ).fetchone()
-        (s,) = conn.execute(
+        ).get
+        s: int = conn.execute(
             "SELECT count(*) FROM sessions WHERE summary IS NOT NULL AND "
             "(model_id IS NULL OR model_id != ?)",
             (emb.model_id,),
-        ).fetchone()
+        ).get
         return m + s
 
     def embed_pending(
@@ -295,11 +296,13 @@ class SessionStore:
         ):
             extra = " AND summary IS NOT NULL" if table == "sessions" else ""
             while True:
-                rows = conn.execute(
-                    f"SELECT id, {col} FROM {table} WHERE (model_id IS NULL OR model_id != ?)"
-                    f"{extra} ORDER BY id LIMIT ?",
-                    (emb.model_id, batch),
-                ).fetchall()
+                rows: list[tuple[int, str]] = list(
+                    conn.execute(
+                        f"SELECT id, {col} FROM {table} WHERE (model_id IS NULL OR model_id != ?)"
+                        f"{extra} ORDER BY id LIMIT ?",
+                        (emb.model_id, batch),
+                    )
+                )
                 if not rows:
                     break
                 vecs = emb.embed([r[1] for r in rows]).astype("<f4", copy=False)
@@ -400,8 +403,8 @@ class SessionStore:
         """(sessions, messages)."""
         conn = self.store.conn
         return (
-            conn.execute("SELECT count(*) FROM sessions").fetchone()[0],
-            conn.execute("SELECT count(*) FROM messages").fetchone()[0],
+            conn.execute("SELECT count(*) FROM sessions").get,
+            conn.execute("SELECT count(*) FROM messages").get,
         )
 
     _MESSAGE_COLS = "id, session_id, idx, role, text, at, metadata"
@@ -410,7 +413,9 @@ class SessionStore:
     def _message(r: Sequence[Any]) -> Message:
         return Message(r[0], r[1], r[2], r[3], r[4], r[5], json.loads(r[6] or "{}"))
 
-    def messages(self, session_id: int, start: int = 0, end: int | None = None) -> list[Message]:
+    def messages(
+        self, session_id: int, start: int = 0, end: int | None = None
+    ) -> builtins.list[Message]:
         """Messages ``start <= idx < end`` of a session, in order."""
         rows = self.store.conn.execute(
             f"SELECT {self._MESSAGE_COLS} FROM messages WHERE session_id = ? AND idx >= ? "
@@ -424,10 +429,43 @@ class SessionStore:
             f"SELECT {self._MESSAGE_COLS} FROM messages WHERE id IN "
             "(SELECT value FROM json_each(?))",
             (json.dumps([int(i) for i in ids]),),
-        ).fetchall()
-        return {r[0]: self._message(r) for r in rows}
+        )
+        return {m.id: m for m in map(self._message, rows)}
 
-    def memories_of(self, session_id: int) -> list[tuple[int, int | None]]:
+    def indexes_of(self, message_ids: Iterable[int]) -> dict[int, int]:
+        """Message id → its index in its conversation."""
+        return dict(
+            self.store.conn.execute(
+                "SELECT id, idx FROM messages WHERE id IN (SELECT value FROM json_each(?))",
+                (json.dumps(sorted({int(i) for i in message_ids})),),
+            )
+        )
+
+    def origins(self) -> dict[tuple[str, str], str | None]:
+        """(tool, external id) → the file each conversation was read from."""
+        out: dict[tuple[str, str], str | None] = {}
+        for tool, ext, meta in self.store.conn.execute(
+            "SELECT source_tool, external_id, metadata FROM sessions"
+        ):
+            try:
+                out[(tool, ext)] = json.loads(meta or "{}").get("origin")
+            except ValueError:
+                out[(tool, ext)] = None
+        return out
+
+    def conversation_memories(self, keys: Iterable[tuple[str, str]]) -> dict[tuple[str, str], int]:
+        """(tool, external id) → the live memory that stands for that conversation."""
+        rows: list[tuple[int, str, str]] = list(
+            self.store.conn.execute(
+                "SELECT id, source, source_id FROM memories WHERE archived = 0 "
+                "AND superseded_by IS NULL AND (source, source_id) IN (SELECT 'chat:' || "
+                "json_extract(value, '$[0]'), json_extract(value, '$[1]') FROM json_each(?))",
+                (json.dumps([list(k) for k in keys]),),
+            )
+        )
+        return {(src.split(":", 1)[1], sid): mid for mid, src, sid in rows}
+
+    def memories_of(self, session_id: int) -> builtins.list[tuple[int, int | None]]:
         """(memory id, message index) of the memories extracted from a session."""
         return list(
             self.store.conn.execute(

@@ -12,7 +12,7 @@ from storage import db as dbmod
 from storage.rows import now
 
 if TYPE_CHECKING:
-    from storage.repository import MemoryStore
+    from storage.store_view import StoreConn
 
 MAX_LINEAGE = 64  # supersedes steps followed back to find the file of an edited memory
 
@@ -28,7 +28,7 @@ class SharedFile:
 class SharedFiles:
     """``store.shared``: the mapping between shared files and memories."""
 
-    def __init__(self, store: MemoryStore) -> None:
+    def __init__(self, store: StoreConn) -> None:
         self._store = store
 
     def all(self) -> list[SharedFile]:

@@ -61,11 +61,16 @@ def fts_terms(text: str, *, max_terms: int = 32) -> list[str]:
     return words[:max_terms]
 
 
+def fts_phrase(term: str) -> str:
+    """``term`` quoted as one FTS5 string."""
+    return '"' + term.replace('"', '""') + '"'
+
+
 def fts_or(terms: list[str]) -> str | None:
     """An FTS5 OR-query of quoted terms."""
     if not terms:
         return None
-    return " OR ".join('"' + w.replace('"', '""') + '"' for w in terms)
+    return " OR ".join(fts_phrase(w) for w in terms)
 
 
 def fts_query(text: str, *, max_terms: int = 32) -> str | None:

@@ -83,7 +83,7 @@ def _lookup(
             "SELECT id, source, source_id FROM memories WHERE source = ? AND source_id IN "
             "(SELECT value FROM json_each(?))",
             (source, json.dumps(ids)),
-        ).fetchall()
+        )
         if suffixed is not None and source not in suffixed:
             continue
         for head in ids:  # "<head>:…" sorts between "<head>:" and "<head>;"
@@ -91,7 +91,7 @@ def _lookup(
                 "SELECT id, source, source_id FROM memories WHERE source = ? "
                 "AND source_id > ? AND source_id < ?",
                 (source, head + ":", head + ";"),
-            ).fetchall()
+            )
     out: dict[int, Key] = {}
     for mid, source, sid in rows:
         pos = thread_position(sid)
@@ -104,12 +104,14 @@ def _similarities(store: MemoryStore, qv: np.ndarray, ids: list[int]) -> dict[in
     emb = store.embedder
     if emb is None or not ids:
         return {}
-    rows = store.conn.execute(
-        # by primary key (``+model_id``: not through the model's index, which holds them all)
-        "SELECT memory_id, vector FROM embeddings WHERE memory_id IN "
-        "(SELECT value FROM json_each(?)) AND +model_id = ?",
-        (json.dumps(ids), emb.model_id),
-    ).fetchall()
+    rows: list[tuple[int, bytes]] = list(
+        store.conn.execute(
+            # by primary key (``+model_id``: not through the model's index, which holds them all)
+            "SELECT memory_id, vector FROM embeddings WHERE memory_id IN "
+            "(SELECT value FROM json_each(?)) AND +model_id = ?",
+            (json.dumps(ids), emb.model_id),
+        )
+    )
     if not rows:
         return {}
     mat = np.frombuffer(b"".join(r[1] for r in rows), dtype="<f4").reshape(len(rows), -1)
@@ -144,9 +146,9 @@ def rescore(
         at[key].append(mid)
     wanted: set[Key] = set()
     for mid, _, _ in fused[:EXPAND]:
-        key = pos.get(mid)
-        if key is not None:
-            for near in ((*key[:-1], key[-1] - 1), (*key[:-1], key[-1] + 1)):
+        here = pos.get(mid)
+        if here is not None:
+            for near in ((*here[:-1], here[-1] - 1), (*here[:-1], here[-1] + 1)):
                 if near not in at:
                     wanted.add(near)
     new = {m: k for m, k in (neighbours(sorted(wanted)) if wanted else {}).items() if m not in pos}

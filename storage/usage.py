@@ -12,13 +12,13 @@ from storage.redact import redact
 from storage.rows import bump, choice, now, require
 
 if TYPE_CHECKING:
-    from storage.repository import MemoryStore
+    from storage.store_view import StoreConn
 
 
 class Usage:
     """Retrievals, citations, ignores and views of memories, and their decay scores."""
 
-    def __init__(self, store: MemoryStore) -> None:
+    def __init__(self, store: StoreConn) -> None:
         self._store = store
 
     def record(
@@ -66,10 +66,13 @@ class Usage:
                 )
 
     def log(self, memory_id: int, limit: int = 50) -> list[tuple[float, str, str | None]]:
-        return self._store.conn.execute(
-            "SELECT at, kind, context FROM access_log WHERE memory_id = ? ORDER BY at DESC LIMIT ?",
-            (memory_id, limit),
-        ).fetchall()
+        return list(
+            self._store.conn.execute(
+                "SELECT at, kind, context FROM access_log WHERE memory_id = ? "
+                "ORDER BY at DESC LIMIT ?",
+                (memory_id, limit),
+            )
+        )
 
     def set_decay_scores(self, scores: dict[int, float]) -> int:
         """Store recomputed decay scores (computed by the engine); return how many changed."""

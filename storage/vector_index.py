@@ -15,6 +15,7 @@ import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TypedDict
 
 import apsw
 import numpy as np
@@ -54,6 +55,14 @@ def _vector_generation(conn: apsw.Connection) -> int:
     return int(row[0]) if row else 0
 
 
+class _Hnsw(TypedDict):
+    """The HNSW graph's parameters, as usearch's ``Index`` takes them."""
+
+    connectivity: int
+    expansion_add: int
+    expansion_search: int
+
+
 class VectorIndex:
     """Approximate cosine search over memory vectors of one model."""
 
@@ -72,11 +81,11 @@ class VectorIndex:
         self.dim = dim
         self.model_id = model_id
         self.dtype = dtype
-        self._params = {
-            "connectivity": connectivity,
-            "expansion_add": expansion_add,
-            "expansion_search": expansion_search,
-        }
+        self._params = _Hnsw(
+            connectivity=connectivity,
+            expansion_add=expansion_add,
+            expansion_search=expansion_search,
+        )
         self._index = self._new()
         self.generation = -1
         self._dirty = False
@@ -87,9 +96,10 @@ class VectorIndex:
     def _new(self) -> Index:
         return Index(ndim=self.dim, metric="cos", dtype=self.dtype, **self._params)
 
-    @property
-    def sidecar(self) -> Path | None:
-        return self.path.with_name(self.path.name + ".json") if self.path else None
+    @staticmethod
+    def _sidecar(path: Path) -> Path:
+        """The JSON file beside the index file ``path``."""
+        return path.with_name(path.name + ".json")
 
     def __len__(self) -> int:
         return len(self._index)
@@ -109,11 +119,12 @@ class VectorIndex:
         """Load from disk; return why it cannot be trusted, or None on success."""
         if self.path is None:
             return "in-memory index"
-        if not self.path.exists() or not self.sidecar.exists():
+        sidecar = self._sidecar(self.path)
+        if not self.path.exists() or not sidecar.exists():
             return "missing"
         with self._file_lock():
             try:
-                meta = json.loads(self.sidecar.read_text())
+                meta = json.loads(sidecar.read_text())
                 if meta.get("format") != FORMAT:
                     return "format changed"
                 if meta.get("model_id") != self.model_id or meta.get("dim") != self.dim:
@@ -129,7 +140,8 @@ class VectorIndex:
             except Exception as e:  # any parse/restore failure means: do not trust it
                 log.warning("vector index %s unreadable (%s); rebuilding", self.path, e)
                 return "corrupt"
-        index.expansion_search = self._params["expansion_search"]
+        # usearch defines this setter apart from its getter, which mypy reads as read-only
+        index.expansion_search = self._params["expansion_search"]  # type: ignore[misc]
         with self._access:
             self._index = index
         self.generation = generation
@@ -145,14 +157,16 @@ class VectorIndex:
             if db_gen < self.generation:
                 self.state = self._rebuild(conn, "database older than index")
                 return self.state
-            rows = conn.execute(
-                "SELECT memory_id, vector FROM embeddings WHERE model_id = ? AND gen > ?",
-                (self.model_id, self.generation),
-            ).fetchall()
+            rows: list[tuple[int, bytes]] = list(
+                conn.execute(
+                    "SELECT memory_id, vector FROM embeddings WHERE model_id = ? AND gen > ?",
+                    (self.model_id, self.generation),
+                )
+            )
             self._upsert_rows(rows)
-            (db_count,) = conn.execute(
+            db_count = conn.execute(
                 "SELECT count(*) FROM embeddings WHERE model_id = ?", (self.model_id,)
-            ).fetchone()
+            ).get
             if len(self) != db_count:
                 self._reconcile_keys(conn)
             if len(self) != db_count:
@@ -181,13 +195,13 @@ class VectorIndex:
             with self._access:
                 self._index.remove(extra)
         if len(missing):
-            rows = []
+            rows: list[tuple[int, bytes]] = []
             for chunk in np.array_split(missing, max(1, len(missing) // 500)):
                 marks = ",".join("?" * len(chunk))
                 rows += conn.execute(
                     f"SELECT memory_id, vector FROM embeddings WHERE memory_id IN ({marks})",
                     [int(x) for x in chunk],
-                ).fetchall()
+                )
             self._upsert_rows(rows)
 
     def _rebuild(self, conn: apsw.Connection, reason: str) -> IndexState:
@@ -306,8 +320,9 @@ class VectorIndex:
                     "count": count,
                     "generation": self.generation,
                 }
-                stmp = self.sidecar.with_name(self.sidecar.name + f".tmp{os.getpid()}")
+                sidecar = self._sidecar(self.path)
+                stmp = sidecar.with_name(sidecar.name + f".tmp{os.getpid()}")
                 stmp.write_text(json.dumps(meta))
-                os.replace(stmp, self.sidecar)
+                os.replace(stmp, sidecar)
             self._dirty = False
             return True

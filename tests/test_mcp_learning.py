@@ -17,8 +17,8 @@ import pytest
 from mcp import Client
 from project_fixtures import make_big_repo
 
+from predictive.learning import Learning
 from server.mcp_server.app import Backend, build_server
-from server.mcp_server.learning import Learning
 from storage import MemoryStore, NewMemory
 
 

@@ -311,3 +311,52 @@ def test_the_commit_that_saved_a_conversation_about_the_file_comes_with_it(
         .memory_ids
     )
     assert saved in ids and elsewhere not in ids
+
+
+def test_how_a_change_was_tested_is_shown_with_its_tests_only(store: MemoryStore) -> None:
+    body = (
+        "fix(billing): round totals once (#12)\n\n## Description\nTotals were rounded per line "
+        "and the sum drifted by a cent because each line was rounded half up.\n\n## Testing\n"
+        "- Unit tests for the rounding helper.\n\nSystem tests are not included here, as in "
+        "the refunds change before this one.\n\n## Risks\nLow: only the invoice sum changes."
+    )
+    files = ["src/billing/invoice.py", "tests/test_invoice.py"]
+    commit_memory(store, body, files, at=1_500_000_000.0)
+    source = ContextEngine(store).assemble(ContextRequest(path=files[0], text="")).markdown
+    test = ContextEngine(store).assemble(ContextRequest(path=files[1], text="")).markdown
+    assert "drifted by a cent" in source and "only the invoice sum changes" in source
+    assert "System tests are not included here" not in source
+    assert "Unit tests for the rounding helper" not in source
+    assert "System tests are not included here" in test
+
+
+def test_one_word_in_common_does_not_make_a_project_wide_section_about_a_file(
+    store: MemoryStore, tmp_path: Path
+) -> None:
+    root = project(tmp_path)
+    (root / "AGENTS.md").write_text(
+        "# Agents\n\n## Example total\nA demo server with an endpoint you can call with "
+        "curl while the service runs.\n\n## Invoice totals\nAn invoice total is the sum "
+        "of its lines in integer cents, computed once per invoice.\n\n## Docs\nBuilt with "
+        "mkdocs.\n\n## Releases\nTag from main.\n\n## Logging\nOne event per line.\n\n"
+        "## Style\nShort modules.\n\n## Reviews\nTwo approvals.\n"
+    )
+    run(store, root=root, options={"sources": ["rules"]})
+    billing = context(store, root, "src/billing/invoice.py")
+    assert "sum of its lines in integer cents" in billing  # invoice and total in common
+    assert "demo server" not in billing  # only "total" in common
+
+
+def test_a_hard_wrapped_commit_body_reads_as_whole_lines(store: MemoryStore) -> None:
+    body = (
+        "revert(settings): fast copy off by default (#31)\n\nThe fast copy crashed on\nshutdown "
+        "under uwsgi.\n\nConcrete changes:\n- `src/settings.py`: default `True`\n→ `False`. "
+        "Users who opt in\n  are unaffected.\n- `tox.ini`: one env keeps it on.\n\n```ini\n"
+        "[env]\nFAST_COPY=1\n```"
+    )
+    commit_memory(store, body, ["src/settings.py"], at=1_500_000_000.0)
+    md = ContextEngine(store).assemble(ContextRequest(path="src/settings.py", text="")).markdown
+    assert "The fast copy crashed on shutdown under uwsgi." in md
+    assert "default `True` → `False`. Users who opt in are unaffected." in md
+    assert "  [env]\n  FAST_COPY=1\n" in md  # code as it was
+    assert not any(line.strip().startswith("→") for line in md.splitlines())

@@ -47,7 +47,7 @@ def _pairs_sharing(groups: Iterable[set[int]]) -> dict[tuple[int, int], int]:
     return counts
 
 
-def plan_links(
+def plan_links(  # noqa: C901
     current: Mapping[int, Brief],
     *,
     files: Mapping[int, set[str]],

@@ -22,6 +22,7 @@ from predictive.operations.memory import (
     restore,
 )
 from predictive.operations.requests import (
+    AskArgs,
     ConsolidateArgs,
     ContextArgs,
     ContradictionsArgs,
@@ -39,15 +40,18 @@ from predictive.operations.requests import (
     ReviewArgs,
     ReviewListArgs,
     SearchArgs,
+    SessionSearchArgs,
     ShareArgs,
 )
-from predictive.operations.results import Brief, Recalled, RecalledRelated, Result
+from predictive.operations.results import Answer, Brief, Recalled, RecalledRelated, Result
 from predictive.operations.review import approve, edit, reject, review_list, share
-from predictive.operations.search import search
+from predictive.operations.search import ask, search, search_sessions
 from predictive.operations.upkeep import consolidate, ingest, reindex, stats
 
 __all__ = [
+    "Answer",
     "ArgumentError",
+    "AskArgs",
     "Brief",
     "ConsolidateArgs",
     "ContextArgs",
@@ -70,9 +74,11 @@ __all__ = [
     "ReviewArgs",
     "ReviewListArgs",
     "SearchArgs",
+    "SessionSearchArgs",
     "ShareArgs",
     "anchors_of",
     "approve",
+    "ask",
     "cite",
     "consolidate",
     "context_for_file",
@@ -94,6 +100,7 @@ __all__ = [
     "restore",
     "review_list",
     "search",
+    "search_sessions",
     "share",
     "stats",
 ]

@@ -96,6 +96,30 @@ class SearchArgs:
 
 
 @dataclass(frozen=True)
+class AskArgs:
+    question: str
+    limit: int = 8
+    as_of: float | None = None  # as the store would have answered then
+    folder: str | None = None
+
+    def __post_init__(self) -> None:
+        _nonblank("question", self.question)
+        _between("limit", self.limit, 1, 50)
+
+
+@dataclass(frozen=True)
+class SessionSearchArgs:
+    query: str
+    limit: int = 10
+    mode: ModeName = "hybrid"
+    folder: str | None = None
+
+    def __post_init__(self) -> None:
+        _nonblank("query", self.query)
+        _between("limit", self.limit, 1, 200)
+
+
+@dataclass(frozen=True)
 class RecallArgs:
     id: int
     level: LevelName = "summary"
@@ -219,6 +243,7 @@ class ContextArgs:
     as_of: float | None = None  # as the store would have assembled it then
     diagnostics: str | None = None  # the file's diagnostics as JSON (LSP shape)
     folder: str | None = None
+    text: str | None = None  # the file's text as the editor has it (default: what is known)
 
     def __post_init__(self) -> None:
         _nonblank("path", self.path)

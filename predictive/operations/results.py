@@ -34,6 +34,35 @@ class Result:
 
 
 @dataclass(frozen=True)
+class Answer(Result):
+    """A question's cited items (best first; a history question oldest first), with the
+    configured model's answer when it wrote one that the items support."""
+
+    question: str
+    type: str
+    cue: str | None
+    items: tuple[dict[str, Any], ...]
+    answer: dict[str, Any] | None = None
+    next: str = ""
+
+    @property
+    def count(self) -> int:
+        return len(self.items)
+
+    def to_dict(self) -> dict[str, Any]:
+        out = {"answer": self.answer} if self.answer is not None else {}
+        return {
+            **out,
+            "question": self.question,
+            "type": self.type,
+            "cue": self.cue,
+            "count": self.count,
+            "items": list(self.items),
+            "next": self.next,
+        }
+
+
+@dataclass(frozen=True)
 class Brief(Result):
     """A memory as a list entry: its labels, not its full text."""
 

@@ -5,10 +5,36 @@ from __future__ import annotations
 import time
 
 from predictive.operations.memory import anchors_of
-from predictive.operations.requests import SearchArgs
-from predictive.operations.results import SearchResults
+from predictive.operations.requests import AskArgs, SearchArgs, SessionSearchArgs
+from predictive.operations.results import Answer, SearchResults
 from predictive.retrieval import find
 from storage import AccessKind, Kind, MemoryFilter, MemoryStore
+from storage.session_search import SessionFirstResult, session_first
+from storage.sessions import sessions_of
+
+
+def ask(store: MemoryStore, a: AskArgs, via: str = "ask") -> Answer:
+    """Classify ``a.question``, run the retrieval its kind calls for and cite what answers it
+    (a configured model also writes an answer from those items)."""
+    from predictive.ask import ask as answer
+    from predictive.llm import client_for
+
+    llm = client_for(store)  # None unless the user configured a model
+    out = answer(store, a.question, limit=a.limit, as_of=a.as_of, context=via, llm=llm)
+    return Answer(
+        out["question"],
+        out["type"],
+        out["cue"],
+        tuple(out["items"]),
+        out.get("answer"),
+        out["next"],
+    )
+
+
+def search_sessions(store: MemoryStore, a: SessionSearchArgs) -> SessionFirstResult:
+    """Conversations first: the sessions that match best, each with its matching messages and
+    the messages around them."""
+    return session_first(sessions_of(store), a.query, k=a.limit, mode=a.mode)
 
 
 def search(store: MemoryStore, a: SearchArgs, via: str = "search") -> SearchResults:

@@ -45,7 +45,6 @@ def setup(server: LivingMemoryServer) -> None:
         if branch == project.branch:
             return
         log.info("%s: branch %s → %s", project.name, project.branch, branch)
-        project.branch = branch
         request = project.state.apply(BranchChanged(branch, previous))
         if request is not None and server.context is not None:
             server.context.request(project)

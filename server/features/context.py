@@ -9,16 +9,16 @@ on demand)."""
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
+from predictive.operations import ContextArgs
+from predictive.operations.requests import ActivityName
 from server.commands import ArgumentError, command
-from server.convert import Invalid
 
 if TYPE_CHECKING:
     from server.app import LivingMemoryServer
-
-ActivityName = Literal["debugging", "feature", "review", "refactor", "deploy", "general"]
 
 
 @dataclass(frozen=True)
@@ -32,9 +32,17 @@ class AssembleArgs:
     markdown: bool = True  # include the rendered context
     context_id: int | None = None  # the contextId the caller has (it wants that one or newer)
 
-    def __post_init__(self) -> None:
-        if self.budget is not None and not 200 <= self.budget <= 1_000_000:
-            raise Invalid("argument 'budget' must be between 200 and 1000000 tokens")
+    def overrides(self, path: str, text: str | None) -> ContextArgs:
+        """The context request for ``path`` (checked: a wrong budget is refused here)."""
+        diagnostics = None if self.diagnostics is None else json.dumps(list(self.diagnostics))
+        return ContextArgs(
+            path=path,
+            branch=self.branch,
+            activity=self.activity,
+            budget=self.budget,
+            diagnostics=diagnostics,
+            text=text,
+        )
 
 
 def setup(server: LivingMemoryServer) -> None:
@@ -59,60 +67,29 @@ def setup(server: LivingMemoryServer) -> None:
             path = rel if rel is not None else project.state.active
             if last is None or not plain or path is None or path != project.state.active:
                 return None
-            if last["file"] != path:
+            if last.result.file.path != path:
                 return None
-            if args.context_id is not None and last["contextId"] < args.context_id:
+            if args.context_id is not None and last.context_id < args.context_id:
                 return None
-            out = dict(last)
+            from server.context import view
+
+            out = view(project, last.uri, last.result, last.context_id)
             if not args.markdown:
                 out.pop("markdown", None)
             return out
 
         def work() -> dict[str, Any]:
-            import dataclasses
-
             same = announced()
             if same is not None:
                 return same
-
-            from predictive.engine import ContextRequest
-            from predictive.signals import diagnostics_from_json, parse_activity
-
-            state = project.state
-            if rel is None:
-                base = state.request()
-                if base is None:
-                    raise ArgumentError("uri", "no file is active; pass the uri of a file")
-            else:
-                base = ContextRequest(
-                    path=rel,
-                    text=text if text is not None else state.texts.get(rel),
-                    language_id=state.languages.get(rel),
-                    branch=state.branch,
-                    diagnostics=state.diagnostics.get(rel, ()),
-                    activity=state.activity,
-                    root=str(project.root),
-                )
-            changes: dict[str, Any] = {}
-            if args.branch is not None:
-                changes["branch"] = args.branch
-            if args.activity is not None:
-                changes["activity"] = parse_activity(args.activity)
-            if args.budget is not None:
-                changes["budget"] = args.budget
-            if args.diagnostics is not None:
-                try:
-                    changes["diagnostics"] = diagnostics_from_json(
-                        list(args.diagnostics), base.path
-                    )
-                except ValueError as e:
-                    raise ArgumentError("diagnostics", str(e)) from None
-            request = dataclasses.replace(base, **changes)
-            assert project.engine is not None
-            result = project.engine.assemble(request, record=False)
+            path = rel if rel is not None else project.state.active
+            if path is None:
+                raise ArgumentError("uri", "no file is active; pass the uri of a file")
+            assert project.session is not None
+            result = project.session.context(args.overrides(path, text), record=False)
             from server.context import view
 
-            out = view(project, project.uris.get(request.path, args.uri), result)
+            out = view(project, project.uris.get(path, args.uri), result)
             if not args.markdown:
                 out.pop("markdown", None)
             return out

@@ -18,11 +18,19 @@ def setup(server: LivingMemoryServer) -> None:
     @command(server, "contradictions", ContradictionsArgs)
     async def contradictions(a: ContradictionsArgs) -> Any:
         project = await server.project_for(folder=a.folder)
-        store = project.store
-        return await project.call(lambda: to_wire(ops.contradictions(store, a)))
+
+        def work() -> Any:
+            assert project.store is not None  # project.call runs this once the store is open
+            return to_wire(ops.contradictions(project.store, a))
+
+        return await project.call(work)
 
     @command(server, "resolveContradiction", ResolveArgs)
     async def resolve(a: ResolveArgs) -> Any:
         project = await server.project_for(folder=a.folder)
-        store = project.store
-        return await project.call(lambda: to_wire(ops.resolve_contradiction(store, a)))
+
+        def work() -> Any:
+            assert project.store is not None  # project.call runs this once the store is open
+            return to_wire(ops.resolve_contradiction(project.store, a))
+
+        return await project.call(work)

@@ -57,7 +57,7 @@ def client_active_editor(options: Any) -> ClientActiveEditor | None:
         return None
 
 
-def setup(server: LivingMemoryServer) -> None:
+def setup(server: LivingMemoryServer) -> None:  # noqa: C901
     from predictive.signals import (  # light: no store imports
         DocumentOpened,
         DocumentSaved,

@@ -26,9 +26,10 @@ if TYPE_CHECKING:
 log = logging.getLogger("living_memory.team")
 
 MAX_FILES = 20_000  # a folder larger than this is not watched file by file
+Signature = tuple[tuple[str, int, int], ...]
 
 
-def signature(folder: Path) -> tuple[tuple[str, int, int], ...]:
+def signature(folder: Path) -> Signature:
     """What changes when a file of the folder is added, removed or rewritten."""
     out: list[tuple[str, int, int]] = []
     if not folder.is_dir():
@@ -48,39 +49,46 @@ def signature(folder: Path) -> tuple[tuple[str, int, int], ...]:
     return tuple(sorted(out))
 
 
-def setup(server: LivingMemoryServer) -> None:
-    seen: dict[str, tuple[tuple[str, int, int], ...]] = {}
+def folder_of(project: Project) -> Path:
+    from predictive.team import folder_of as resolve
 
-    def folder(project: Project) -> Path:
-        from predictive.team import folder_of
+    return resolve(project.root, project.settings.shared_folder)
 
-        return folder_of(project.root, project.settings.shared_folder)
 
-    async def refresh(project: Project, *, force: bool = False) -> None:
-        """Read the shared folder when its files changed since the last look."""
-        if project.store is None or project.closed:
+class SharedFolderWatcher:
+    """Reads a project's shared folder into its store when the folder's files change."""
+
+    def __init__(self, server: LivingMemoryServer) -> None:
+        self.server = server
+        self.seen: dict[str, Signature] = {}
+
+    async def mark_seen(self, project: Project) -> None:
+        """What the folder looks like now is known (this store just wrote it)."""
+        self.seen[str(project.folder)] = await asyncio.to_thread(signature, folder_of(project))
+
+    async def refresh(self, project: Project) -> None:
+        store = project.store
+        if store is None or project.closed:
             return
-        where = folder(project)
+        where = folder_of(project)
         sig = await asyncio.to_thread(signature, where)
         key = str(project.folder)
-        if not force and seen.get(key) == sig:
+        if self.seen.get(key) == sig:
             return
-        seen[key] = sig
-        store = project.store
-        loop = asyncio.get_running_loop()
+        self.seen[key] = sig
 
         def read() -> Any:
             from predictive.team import read_folder
             from storage.sources.records import SkipLog
 
             skips = SkipLog()
-            report = read_folder(store, project.root, where, skips)
-            return report, skips
+            return read_folder(store, project.root, where, skips), skips
 
+        loop = asyncio.get_running_loop()
         report, skips = await loop.run_in_executor(project.job_worker, read)
-        for source, where_, reason in skips.examples:
+        for source, path, reason in skips.examples:
             if source == "shared":
-                log.warning("%s: skipped shared file %s: %s", project.name, where_, reason)
+                log.warning("%s: skipped shared file %s: %s", project.name, path, reason)
         if report.added or report.superseded or report.archived or report.updated:
             log.info(
                 "%s: shared folder: %d new, %d edited, %d deleted",
@@ -89,18 +97,17 @@ def setup(server: LivingMemoryServer) -> None:
                 report.superseded,
                 report.archived,
             )
-            if server.context is not None and project.state.request() is not None:
-                server.context.request(project)
+            if self.server.context is not None and project.state.request() is not None:
+                self.server.context.request(project)
 
-    async def watch() -> None:
+    async def watch(self) -> None:
+        server = self.server
         while not server.shutting_down:
             assert server.registry is not None
             projects = list(server.registry.projects.values())
             for project in projects:
-                if project.store is None:
-                    continue
                 try:
-                    await refresh(project)
+                    await self.refresh(project)
                 except Exception:
                     log.warning("%s: reading the shared folder failed", project.name, exc_info=True)
             interval = min(
@@ -109,9 +116,13 @@ def setup(server: LivingMemoryServer) -> None:
             )
             await asyncio.sleep(interval)
 
+
+def setup(server: LivingMemoryServer) -> None:
+    watcher = SharedFolderWatcher(server)
+
     @server.on(types.INITIALIZED)
     def start_watching(params: Any) -> None:
-        server.spawn(watch(), name="watch the shared folder")
+        server.spawn(watcher.watch(), name="watch the shared folder")
 
     async def run(folder_uri: str | None, fn: Any, *args: Any) -> Any:
         project = await server.project_for(folder=folder_uri)
@@ -153,5 +164,5 @@ def setup(server: LivingMemoryServer) -> None:
         await project.call(lambda: None)  # the store is open
         # on the job worker, like ingestion and the folder's reading: never two at once
         result = await asyncio.get_running_loop().run_in_executor(project.job_worker, work)
-        seen[str(project.folder)] = await asyncio.to_thread(signature, folder(project))
+        await watcher.mark_seen(project)
         return result

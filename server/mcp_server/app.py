@@ -17,10 +17,9 @@ from typing import TypeVar
 
 from mcp.server.mcpserver import MCPServer
 
-from predictive.engine import ContextEngine
-from server.mcp_server.learning import Learning
+from predictive.learning import Learning
+from predictive.session import ProjectSession
 from storage import MemoryStore
-from storage.embeddings import embedder_from_env
 
 log = logging.getLogger("living_memory.mcp")
 
@@ -37,66 +36,49 @@ INSTRUCTIONS = (
 
 @dataclass
 class Backend:
-    """One project's store, its context engine and the thread that does all store work."""
+    """One project's session (opened on first use) and the thread that does all store work."""
 
     root: Path
     db_path: Path
     model_dir: Path | None = None
-    store: MemoryStore | None = None
-    engine: ContextEngine | None = None
+    learning: Learning = field(default_factory=Learning)
+    session: ProjectSession | None = None
     worker: ThreadPoolExecutor = field(
         default_factory=lambda: ThreadPoolExecutor(1, thread_name_prefix="lm-mcp-store")
     )
-    learning: Learning = field(default_factory=Learning)
     _open_lock: threading.Lock = field(default_factory=threading.Lock)
 
-    def open(self) -> MemoryStore:
-        """The store (opened on first use, on the calling thread's connection)."""
+    def open(self) -> ProjectSession:
+        """The project's session (its store is opened on first use)."""
         with self._open_lock:
-            if self.store is None:
-                model_dir = self.model_dir
-                self.store = MemoryStore(
-                    self.db_path, embedder_factory=lambda: embedder_from_env(model_dir)
+            if self.session is None:
+                self.session = ProjectSession.open(
+                    self.root, self.db_path, model_dir=self.model_dir, learning=self.learning
                 )
-                self.engine = ContextEngine(self.store, root=self.root)
                 log.info("memory of %s at %s", self.root, self.db_path)
-            return self.store
+            return self.session
 
     async def call(self, fn: Callable[[MemoryStore], T]) -> T:
         """``fn(store)`` on the store's worker thread."""
         loop = asyncio.get_running_loop()
-        return await loop.run_in_executor(self.worker, lambda: fn(self.open()))
+        return await loop.run_in_executor(self.worker, lambda: fn(self.open().store))
 
     def prepare(self, ingest: bool = True) -> None:
-        """First ingestion of a project the store has never met (``ingest``), then vectors
-        and the disclosure levels the store lacks (else computed on every request).
-
-        Until the vectors are in, ``learning`` records how far it got (answers say so)."""
-        from predictive.compress import backfill_levels
-        from predictive.ingest import first_run
-
-        self.learning.start()
+        """The session's preparation (first ingestion, vectors, levels); answers given before
+        the vectors are in carry a ``learning`` note."""
         try:
-            store = self.open()
-            summary = None
-            if ingest:
-                summary = first_run(store, self.root, progress=self.learning.ingest_progress)
-            if summary is not None:
-                log.info("first ingestion of %s: %d memories", self.root, summary["added"])
-            if pending := store.embeddings.pending():
-                self.learning.embedding(0, pending)
-                store.embeddings.embed_pending(progress=self.learning.embedding)
-            self.learning.finish()  # levels missing are computed on request meanwhile
-            backfill_levels(store)
+            prepared = self.open().prepare(ingest=ingest)
+            if prepared.first_run is not None:
+                log.info(
+                    "first ingestion of %s: %d memories", self.root, prepared.first_run["added"]
+                )
         except Exception:
             log.warning("preparing the memory of %s failed", self.root, exc_info=True)
-        finally:
-            self.learning.finish()
 
     def close(self) -> None:
         self.worker.shutdown(wait=True)
-        if self.store is not None:
-            self.store.close()
+        if self.session is not None:
+            self.session.close()
 
 
 def build_server(backend: Backend) -> MCPServer:

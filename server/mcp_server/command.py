@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from storage.paths import default_db_path, git_root
+from storage.paths import default_db_path
 
 
 def add_parser(sub: Any) -> None:
@@ -44,12 +44,13 @@ def add_parser(sub: Any) -> None:
 
 
 def _root(given: Path | None) -> Path:
-    if given is not None:
-        root = given.expanduser()
-        if not root.is_dir():
-            raise SystemExit(f"error: --root: {root} is not a folder")
-        return git_root(root) or root.resolve()
-    return git_root(Path.cwd()) or Path.cwd().resolve()
+    from predictive.operations import ArgumentError
+    from predictive.session import find_root
+
+    try:
+        return find_root(given)
+    except ArgumentError as e:
+        raise SystemExit(f"error: --root: {e.message}") from None
 
 
 def run(args: argparse.Namespace) -> int:

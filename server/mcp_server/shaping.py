@@ -18,7 +18,7 @@ from predictive.compress import fill_levels
 from predictive.fit import dumps, fit_items, tokens_of
 from predictive.retrieval import Found
 from predictive.tokens import count_tokens
-from storage import Memory, MemoryStore
+from storage import Memory, MemoryStore, passages
 
 Form = tuple[str, str | None]
 """(level, text) of one form of a result's text: ``full``, ``summary``, ``compressed``, or
@@ -78,9 +78,7 @@ def passage_texts(store: MemoryStore, found: Sequence[Found]) -> dict[int, str]:
     ids = [r.passage_ids[0] for r in found if r.memory is None and r.passage_ids]
     if not ids:
         return {}
-    marks = ",".join("?" * len(ids))
-    rows = store.conn.execute(f"SELECT id, text FROM passages WHERE id IN ({marks})", ids)
-    return {pid: text for pid, text in rows}
+    return passages.texts(store.conn, ids)
 
 
 def _with_form(item: dict[str, Any], form: Form) -> dict[str, Any]:

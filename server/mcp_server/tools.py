@@ -105,7 +105,7 @@ def _nodes(forest: list[dict[str, Any]]) -> Iterator[dict[str, Any]]:
         yield from _nodes(n.get("children") or [])
 
 
-def register(app: MCPServer, backend: Backend) -> None:
+def register(app: MCPServer, backend: Backend) -> None:  # noqa: C901
     """Add every tool to ``app``."""
 
     def _noted(
@@ -259,12 +259,11 @@ def register(app: MCPServer, backend: Backend) -> None:
             raise ToolError(f"path: {path} is not a file")
 
         def work(store: MemoryStore) -> dict[str, Any]:
-            engine = backend.engine
-            assert engine is not None
+            session = backend.open()
 
             def payload(total: int) -> dict[str, Any]:
                 args = ContextArgs(path=rel, branch=branch, activity=activity, budget=total)
-                ctx = ops.context_for_file(store, args, root, engine)
+                ctx = session.context(args)
                 mems = _memories(store, ctx.memory_ids)
                 items = [  # the markdown names kind and source; these add where it is from
                     {
@@ -437,15 +436,10 @@ def register(app: MCPServer, backend: Backend) -> None:
     ) -> CallToolResult:
         """Ask the memory a question: it is classified (decision, how-to, history, error) by
         local rules, the matching retrieval runs, and cited items come back — no LLM."""
-        from predictive.ask import ask as answer
-
         at = _as_of(as_of)
 
         def work(store: MemoryStore) -> dict[str, Any]:
-            from predictive.llm import client_for
-
-            llm = client_for(store)  # None unless the user configured a model
-            out = answer(store, question, limit=limit, as_of=at, context="mcp ask", llm=llm)
-            return _noted(lambda p: fit_items(p, budget), to_wire(out))
+            out = ops.ask(store, ops.AskArgs(question, limit=limit, as_of=at), via="mcp ask")
+            return _noted(lambda p: fit_items(p, budget), to_wire(out.to_dict()))
 
         return _result(await _call(backend, work))

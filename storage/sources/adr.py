@@ -339,6 +339,7 @@ def parse_date(text: str) -> float | None:
     """Epoch seconds (UTC midnight) of the first date in ``text``, or None."""
     text = text.strip()
     found: tuple[int, int, int] | None = None
+    mo: int | None
     m = re.search(r"\b(\d{4})[-/.](\d{1,2})[-/.](\d{1,2})\b", text)
     if m:
         y, mo, d = int(m.group(1)), int(m.group(2)), int(m.group(3))
@@ -573,7 +574,7 @@ def _chosen_and_rationale(decision_lines: list[str]) -> tuple[str | None, str | 
     return None, None
 
 
-def _parse(rel_path: str, text: str) -> _Parsed | str:
+def _parse(rel_path: str, text: str) -> _Parsed | str:  # noqa: C901
     """The record in ``text``, or the reason it is not one."""
     stem = posixpath.splitext(posixpath.basename(rel_path))[0]
     if stem.lower() in NOT_RECORDS:
@@ -632,7 +633,7 @@ def _parse(rel_path: str, text: str) -> _Parsed | str:
     decision = joined("decision")
     decision_lines = [line for i in roles.get("decision", []) for line in _content(sections, i)[0]]
     chosen, rationale = _chosen_and_rationale(decision_lines)
-    option_index = (roles.get("options") or [None])[0]
+    option_index = next(iter(roles.get("options", [])), None)
     if option_index is None:  # MADR without a list: the pros-and-cons subsections
         option_index = next(
             (i for i, s in enumerate(sections) if _plain(s.title).lower().startswith("pros and")),

@@ -307,10 +307,11 @@ _MISSING = object()
 def parse_json(text: str | bytes, tool: str, where: str, skips: SkipLog) -> Any:
     """``json.loads`` that counts ``invalid json`` and answers None instead of raising."""
     if isinstance(text, bytes):
+        raw = text
         try:
-            text = text.decode("utf-8")
+            text = raw.decode("utf-8")
         except UnicodeDecodeError:
-            text = text.decode("utf-8", errors="replace")
+            text = raw.decode("utf-8", errors="replace")
             skips.skip(tool, where, "invalid utf-8")
     try:
         return json.loads(text)

@@ -20,7 +20,7 @@ import os
 import re
 from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
 from storage.sources.chats import (
     MAX_LOG_BYTES,
@@ -42,7 +42,7 @@ from storage.sources.chats import (
 )
 from storage.sources.records import MAX_FILE_BYTES, ChatMessage, Conversation, SkipLog
 
-TOOL = "codex"
+TOOL: Final = "codex"
 INJECTED_PREFIXES = (
     "<environment_context>",
     "<user_instructions>",
@@ -168,7 +168,7 @@ def _conversation(text: str, path: Path, root: Path | None, skips: SkipLog) -> C
         return None
     msgs = numbered(messages)
     start, end = span(msgs, started)
-    git = meta.get("git") if isinstance(meta.get("git"), dict) else {}
+    git = g if isinstance(g := meta.get("git"), dict) else {}
     branch = git.get("branch") if isinstance(git.get("branch"), str) else None
     sid = meta.get("id") if isinstance(meta.get("id"), str) and meta.get("id") else None
     m = _UUID.search(path.stem)
@@ -213,7 +213,7 @@ def _item_messages(
         return [msg], 0
     call_id = item.get("call_id") or item.get("id")
     if kind in ("function_call", "custom_tool_call", "local_shell_call", "web_search_call"):
-        name = item.get("name") if isinstance(item.get("name"), str) else kind
+        name = n if isinstance(n := item.get("name"), str) else kind
         params: Any = item.get("arguments", item.get("input", item.get("action")))
         if isinstance(params, str) and params[:1] in "{[":
             with contextlib.suppress(ValueError):

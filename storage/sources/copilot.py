@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
 from storage.sources.chats import (
     MAX_LOG_BYTES,
@@ -38,7 +38,7 @@ from storage.sources.chats import (
 )
 from storage.sources.records import MAX_FILE_BYTES, ChatMessage, Conversation, SkipLog
 
-TOOL = "copilot"
+TOOL: Final = "copilot"
 APPS = ("Code", "Code - Insiders", "VSCodium")
 KNOWN_VERSIONS = (1, 2, 3)
 EMPTY_WINDOW = "emptyWindowChatSessions"

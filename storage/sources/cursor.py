@@ -28,7 +28,7 @@ import tempfile
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 from urllib.parse import quote
 
 import apsw
@@ -57,10 +57,11 @@ from storage.sources.records import (
     ChatMessage,
     CodeBlock,
     Conversation,
+    Role,
     SkipLog,
 )
 
-TOOL = "cursor"
+TOOL: Final = "cursor"
 CHAT_KEY = "workbench.panel.aichat.view.aichat.chatdata"
 COMPOSER_KEY = "composer.composerData"
 KNOWN_VERSIONS = range(1, 11)
@@ -329,7 +330,7 @@ def _chat_tabs(data: Any, db: _DbFile, state: _State) -> Iterator[Conversation]:
             if not isinstance(bubble, dict):
                 continue
             kind = bubble.get("type")
-            role = "user" if kind == "user" else "assistant" if kind == "ai" else None
+            role: Role | None = "user" if kind == "user" else "assistant" if kind == "ai" else None
             if role is None:
                 state.skips.skip(TOOL, where, "unknown bubble type")
                 continue
@@ -590,14 +591,14 @@ def _bubble_messages(
     if kind not in (1, 2):
         state.skips.skip(TOOL, f"{where}:{bubble.get('bubbleId')}", "unknown bubble type")
         return []
-    role = "user" if kind == 1 else "assistant"
+    role: Role = "user" if kind == 1 else "assistant"
     at, source = _bubble_time(bubble, composer_start)
     meta: dict[str, Any] = {}
     if isinstance(bubble.get("bubbleId"), str):
         meta["bubbleId"] = bubble["bubbleId"]
     if source == "composer":
         meta["time_source"] = "composer"
-    text = bubble.get("text") if isinstance(bubble.get("text"), str) else ""
+    text = t if isinstance(t := bubble.get("text"), str) else ""
     if not text.strip():
         text = lexical_text(bubble.get("richText"))
     blocks = merge_code_blocks(

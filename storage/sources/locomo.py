@@ -16,12 +16,12 @@ import re
 from collections.abc import Iterator, Sequence
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
 from storage.sources.chats import Scope, as_list, parse_json, read_text
 from storage.sources.records import ChatMessage, Conversation, SkipLog
 
-TOOL = "locomo"
+TOOL: Final = "locomo"
 MAX_BENCHMARK_BYTES = 50_000_000
 """The benchmark file is one JSON document of about 3 MB; this bounds what is loaded."""
 

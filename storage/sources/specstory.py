@@ -19,7 +19,7 @@ import re
 from collections.abc import Iterator, Sequence
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
 from storage.sources.chats import (
     MAX_THOUGHT_LINES,
@@ -32,9 +32,9 @@ from storage.sources.chats import (
     span,
     to_epoch,
 )
-from storage.sources.records import ChatMessage, Conversation, SkipLog, is_generated
+from storage.sources.records import ChatMessage, Conversation, Role, SkipLog, is_generated
 
-TOOL = "specstory"
+TOOL: Final = "specstory"
 
 _TURN = re.compile(
     r"^_\*\*(User|Human|Assistant|Agent|AI|Cursor|Copilot|Claude)\b\s*(?:\((.*?)\))?\s*\*\*_\s*$",
@@ -148,7 +148,7 @@ def parse(text: str, path: Path, workspace: str | None, skips: SkipLog) -> Conve
     if session:
         meta["source"] = session.group(1).lower()
         meta["session"] = session.group(2)
-    turns: list[tuple[str, float | None, dict[str, Any], list[str]]] = []
+    turns: list[tuple[Role, float | None, dict[str, Any], list[str]]] = []
     fence: str | None = None
     for line in text.split("\n"):
         m = _FENCE.match(line)
@@ -162,7 +162,7 @@ def parse(text: str, path: Path, workspace: str | None, skips: SkipLog) -> Conve
             header = _TURN.match(line.strip())
             if header:
                 who, extra = header.group(1).lower(), (header.group(2) or "").strip()
-                role = "user" if who in ("user", "human") else "assistant"
+                role: Role = "user" if who in ("user", "human") else "assistant"
                 at = _stamp(extra) if re.match(_STAMP, extra) else None
                 info = {"speaker_info": extra} if extra and at is None else {}
                 turns.append((role, at, info, []))
@@ -210,7 +210,7 @@ def _clean(text: str) -> str:
 
 
 def _turn_messages(
-    role: str, at: float | None, info: dict[str, Any], body: str, thoughts: list[str]
+    role: Role, at: float | None, info: dict[str, Any], body: str, thoughts: list[str]
 ) -> list[ChatMessage]:
     out: list[ChatMessage] = []
 

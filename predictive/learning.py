@@ -1,7 +1,7 @@
-"""What the MCP server has learned of its project so far, while it is still learning.
+"""What a project session has learned of its project so far, while it is still learning.
 
 The first ingestion of a new project and the embedding of memories that lack a vector run on
-a thread of their own (``Backend.prepare``); answers given before they finish carry a
+a thread of their own (``ProjectSession.prepare``); answers given before they finish carry a
 ``learning`` note built from this record, so an agent knows an empty or thin answer may only
 mean "not learned yet". The record keeps, per source, how many units are done and how many
 there are in all (when that is known), from the progress reports of the ingestion
