@@ -89,3 +89,4 @@ def test_names_are_stable_readable_and_grouped_by_kind() -> None:
         "decisions/use-postgres-transactions-across-aggregates-3f9a1c2e.md"
     )
     assert title_of("x" * 200).endswith("…") and len(title_of("x " * 100)) <= 72
+    assert title_of(":") == ":" and title_of("###") == "Memory"  # a heading is never empty

@@ -141,9 +141,9 @@ def title_of(text: str) -> str:
     if len(first) > TITLE_CHARS and 12 <= first.find(": ") < TITLE_CHARS:
         first = first[: first.find(": ")]
     if len(first) <= TITLE_CHARS:
-        return first.rstrip(".:")
+        return first.rstrip(".:") or first or "Memory"
     cut = first[: TITLE_CHARS - 1].rsplit(" ", 1)[0].rstrip(",;:.")
-    return cut + "…"
+    return (cut or first[: TITLE_CHARS - 1]) + "…"
 
 
 def path_for(kind: Kind, title: str, sid: str) -> str:
