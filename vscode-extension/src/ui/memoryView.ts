@@ -89,7 +89,7 @@ export class MemoryView implements vscode.TreeDataProvider<Node>, vscode.Disposa
     try {
       const result = await this.manager.api.reviewList({ folder: target });
       this.reviews = { folder: target, list: result.items };
-      this.manager.log.info(`review: ${result.items.length} memories await review in ${target}`);
+      this.manager.log.debug(`review: ${result.items.length} memories await review in ${target}`);
     } catch (e) {
       this.manager.log.warn(`listing memories awaiting review failed: ${String(e)}`);
     }
