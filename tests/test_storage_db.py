@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Any
 
 import apsw
 import pytest
@@ -283,12 +284,24 @@ def test_current_branch(tmp_path: Path) -> None:
     assert current_branch(tmp_path / "nowhere") is None
 
 
+def written_before_review(monkeypatch: pytest.MonkeyPatch) -> None:
+    """New memories as versions before the review column wrote them (``monkeypatch.undo()``
+    brings the current store back)."""
+    prepare = MemoryStore._prepare
+
+    def without_review(self: MemoryStore, m: NewMemory) -> dict[str, Any]:
+        return {k: v for k, v in prepare(self, m).items() if k != "review"}
+
+    monkeypatch.setattr(MemoryStore, "_prepare", without_review)
+
+
 def test_a_store_with_memories_is_marked_for_new_short_forms(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Migration 4: memories stored before it carry short forms of compressor format 1."""
     old, new = tmp_path / "old.db", tmp_path / "new.db"
     monkeypatch.setattr(dbmod, "MIGRATIONS", MIGRATIONS[:2])
+    written_before_review(monkeypatch)
     with MemoryStore(old) as s:
         s.add(NewMemory(text="stored by an earlier version", index_label="adr: upon"))
     monkeypatch.undo()
@@ -333,6 +346,7 @@ def test_migration_7_turns_weak_open_contradictions_into_suspected_ones(
     added by hand) stay open, settled ones stay settled; ids, data and index are kept."""
     old, new = tmp_path / "old.db", tmp_path / "new.db"
     monkeypatch.setattr(dbmod, "MIGRATIONS", MIGRATIONS[:6])
+    written_before_review(monkeypatch)
     reasons = {
         "polarity": "polarity: one says not — “Never run pytest” — the other says so",
         "value": "value: port: 8080 vs 9090",
@@ -362,7 +376,7 @@ def test_migration_7_turns_weak_open_contradictions_into_suspected_ones(
         }
     monkeypatch.undo()
     with MemoryStore(old, embedder=HashingEmbedder(dim=16)) as s:
-        assert s.conn.pragma("user_version") == len(MIGRATIONS) == 7
+        assert s.conn.pragma("user_version") == len(MIGRATIONS)
         status = {c.id: c.status.value for c in s.contradictions.query(None)}
         weak = ("polarity", "value", "preference", "changed")
         assert {name: status[cid] for name, cid in ids.items()} == {
