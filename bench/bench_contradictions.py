@@ -72,7 +72,7 @@ def load_pairs(split: str) -> list[dict[str, Any]]:
 
 def build(store: Any, pairs: list[dict[str, Any]]) -> dict[int, tuple[int, int]]:
     """Each pair's texts as memories; answers pair id → (memory a, memory b)."""
-    from predictive.contradictions import analyse
+    from predictive.conflicts import analyse
     from storage import Kind, NewMemory
 
     ids: dict[int, tuple[int, int]] = {}
@@ -143,7 +143,7 @@ def score(
 def labelled(embedder_name: str, judge: Any = None) -> dict[str, Any]:
     """The labelled pairs scanned one memory at a time (with ``judge``: a configured LLM has
     the last word on each candidate pair it answers)."""
-    from predictive.contradictions import record, scan
+    from predictive.conflicts import record, scan
     from storage import MemoryStore
 
     pairs = load_pairs("all")
@@ -287,7 +287,7 @@ def whole_store(
     """Every current memory of a real store scanned as its writes would (contradictions an
     earlier run opened are cleared first); ``docs``: the store is these folders' Markdown
     paragraphs (:func:`cached_docs`)."""
-    from predictive.contradictions import record, scan
+    from predictive.conflicts import record, scan
     from storage import MemoryStore
 
     if docs is not None:

@@ -126,7 +126,7 @@ def side(m: Any) -> dict[str, Any]:
 def rescan(db: Path, embedder: Any) -> dict[str, Any]:
     """Every contradiction of the scratch store ``db`` cleared, every current memory scanned
     again as its write would be; what was opened and suspected."""
-    from predictive.contradictions import record, scan
+    from predictive.conflicts import record, scan
     from storage import ContradictionStatus, MemoryStore
 
     with MemoryStore(db, embedder=embedder) as store:

@@ -17,7 +17,7 @@ then applies it step by step, each step in its own transaction(s):
   (:mod:`predictive.consolidation.forget`);
 - **contradiction**: current memories stating different values for one ``fact_key`` (open),
   and what the scanner finds among the memories added since its last run (open on strong
-  evidence, else suspected: see :mod:`predictive.contradictions`).
+  evidence, else suspected: see :mod:`predictive.conflicts`).
 
 ``dryRun`` returns the plan and writes nothing. The answer keeps the summary counts
 (``levelsFilled``, ``decayUpdated``, ``similarLinked``, ``contradictionsOpened``,
@@ -37,13 +37,13 @@ from typing import Any
 
 from predictive.categories import refresh_categories
 from predictive.compress import backfill_levels
+from predictive.conflicts import Judge, mark_scanned, pending_scan, scan, status_for
 from predictive.consolidation.forget import UNUSED_DAYS, plan_forgetting
 from predictive.consolidation.links import MAX_CONTEXT, plan_links
 from predictive.consolidation.merge import MAX_PAIRING, plan_merges, similar_pairs
 from predictive.consolidation.plan import Change, describe
 from predictive.consolidation.serving import plan_compression
 from predictive.consolidation.usage import plan_reranking
-from predictive.contradictions import Judge, mark_scanned, pending_scan, scan, status_for
 from predictive.llm import client_for
 from predictive.llm_compress import llm_compressor
 from predictive.llm_judge import scanner_judge
@@ -156,7 +156,7 @@ def plan_contradictions(
 ) -> list[Change]:
     """A ``contradiction`` change per pair of current memories that disagree and has no
     contradiction yet: different values for one ``fact_key``, and what the local scanner
-    (:mod:`predictive.contradictions`) finds among the memories added since its last run."""
+    (:mod:`predictive.conflicts`) finds among the memories added since its last run."""
     keyed = [
         Change(
             "contradiction",

@@ -22,7 +22,7 @@ from typing import Any
 
 from predictive.categories import refresh_categories
 from predictive.commit_noise import CommitFilter
-from predictive.contradictions import scan_and_record
+from predictive.conflicts import scan_and_record
 from predictive.conversations import extract as extract_conversation
 from predictive.conversations import session_unit, summarise
 from predictive.extract import (

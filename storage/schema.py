@@ -305,7 +305,7 @@ CREATE TABLE llm_usage(
 # preference, a change or a polarity read from two texts) waits in the review list and is
 # never shown in a context until the user confirms it. The status CHECK is part of the
 # table, so the table is rebuilt (data, ids and index kept); open ones whose reason starts
-# with a weak type (the prefix ``predictive.contradictions.record`` writes) become suspected
+# with a weak type (the prefix ``predictive.conflicts.record`` writes) become suspected
 # and lose the CONTRADICTS edge that only an open contradiction carries.
 WEAK_REASON_PREFIXES = ("value:", "preference:", "changed:", "polarity:")
 _WEAK = " OR ".join(f"reason GLOB '{p}*'" for p in WEAK_REASON_PREFIXES)

@@ -1,0 +1,41 @@
+"""Contradictions between memories, found locally and, when one is configured, by a judge.
+
+- :mod:`~predictive.conflicts.wording`: the words of a statement (stems, content words);
+- :mod:`~predictive.conflicts.markers`: the phrases statements are read by;
+- :mod:`~predictive.conflicts.statement`: reading one statement (:func:`analyse`);
+- :mod:`~predictive.conflicts.rules`: the rules that compare two statements (:func:`detect`);
+- :mod:`~predictive.conflicts.scan`: the scan over a store (:func:`scan`, :func:`record`).
+"""
+
+from predictive.conflicts.rules import Finding, detect, written_at
+from predictive.conflicts.scan import (
+    Conflict,
+    Judge,
+    Verdict,
+    mark_scanned,
+    pending_scan,
+    record,
+    scan,
+    scan_and_record,
+    status_for,
+)
+from predictive.conflicts.statement import analyse, decision_part
+from predictive.conflicts.wording import content_words
+
+__all__ = [
+    "Conflict",
+    "Finding",
+    "Judge",
+    "Verdict",
+    "analyse",
+    "content_words",
+    "decision_part",
+    "detect",
+    "mark_scanned",
+    "pending_scan",
+    "record",
+    "scan",
+    "scan_and_record",
+    "status_for",
+    "written_at",
+]
