@@ -341,4 +341,27 @@ DELETE FROM edges WHERE type = 'CONTRADICTS' AND EXISTS (
 );
 """
 
-MIGRATIONS: list[str] = [_V1, _V2, _V3, _V4, _V5, _V6, _V7]
+# v9: candidate pairs by subject (shared names, anchors, meaning) that wait for a judge, or
+# that one judged; ``texts`` is the two texts' content hashes, so the same texts stored again
+# under other ids are the same pair.
+_V9 = """
+CREATE TABLE conflict_candidates(
+    id          INTEGER PRIMARY KEY,
+    older       INTEGER NOT NULL REFERENCES memories(id) ON DELETE CASCADE,
+    newer       INTEGER NOT NULL REFERENCES memories(id) ON DELETE CASCADE,
+    texts       TEXT NOT NULL,
+    score       REAL NOT NULL,
+    why         TEXT,
+    status      TEXT NOT NULL DEFAULT 'pending'
+                CHECK (status IN ('pending','conflict','compatible')),
+    reason      TEXT,
+    proposed_at REAL NOT NULL,
+    judged_at   REAL,
+    CHECK (older <> newer),
+    UNIQUE (older, newer)
+);
+CREATE INDEX conflict_candidates_status ON conflict_candidates(status, score);
+CREATE INDEX conflict_candidates_texts ON conflict_candidates(texts);
+"""
+
+MIGRATIONS: list[str] = [_V1, _V2, _V3, _V4, _V5, _V6, _V7, _V9]

@@ -23,12 +23,21 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from typing import Protocol
 
+from predictive.conflicts.candidates import MAX_CANDIDATES, Candidate, propose
+from predictive.conflicts.pairs import (
+    CHANGE_KINDS,
+    RELATED_KINDS,
+    never_compared,
+    scannable,
+    wording_only,
+)
 from predictive.conflicts.rules import Finding, detect
 from predictive.conflicts.statement import MAX_TEXT, analyse
-from predictive.conflicts.wording import content_words
+from storage import conflict_candidates as candidates
+from storage.conflict_candidates import settled_texts, texts_key
 from storage.conflict_pairs import (
     decisions_numbered,
     ids_after,
@@ -37,30 +46,16 @@ from storage.conflict_pairs import (
     recorded_pairs,
 )
 from storage.errors import StoreError
-from storage.models import AnchorType, ContradictionStatus, EdgeType, Kind, Memory
+from storage.models import ContradictionStatus, EdgeType, Memory
 from storage.repository import MemoryFilter, MemoryStore
 from storage.search import search
 
-RELATED_KINDS: tuple[Kind, ...] = (
-    Kind.DECISION,
-    Kind.CONVENTION,
-    Kind.FACT,
-    Kind.SOLUTION,
-    Kind.PREFERENCE,
-    Kind.WORKFLOW,
-    Kind.PATTERN,
-)
-"""Kinds that state how things are or should be: they can contradict each other."""
-CHANGE_KINDS: tuple[Kind, ...] = (Kind.EPISODE,)
-"""Kinds that report a change (a commit, a message): they can contradict a related memory
-but are not compared with each other."""
+SCAN_BATCH = 50
+"""Memories read from the store at once while scanning."""
 NEIGHBOURS = 8
 """Nearest neighbours compared with each scanned memory."""
 MIN_SIMILARITY = 0.3
 """Vector neighbours less similar than this are not compared."""
-MAX_EPISODE_CHARS = 2000
-"""An episode longer than this (a whole conversation) is not compared clause by clause."""
-
 
 STRONG_TYPES = frozenset({"superseded", "amended", "judged"})
 """Conflicts that open a contradiction at once: a record naming another it supersedes or
@@ -91,6 +86,7 @@ class Conflict:
     reason: str
     confidence: float
     partial: bool = False
+    judged: bool = False  # a judge read this pair (an empty type: it found no conflict)
 
     @property
     def pair(self) -> tuple[int, int]:
@@ -105,18 +101,6 @@ class Conflict:
             "confidence": self.confidence,
             "partial": self.partial,
         }
-
-
-def _scannable(m: Memory) -> bool:
-    if m.archived or m.superseded_by is not None:
-        return False
-    if m.valid_to is not None and m.valid_to <= time.time():
-        return False
-    if m.kind in RELATED_KINDS:
-        return True
-    if m.kind in CHANGE_KINDS and m.source.startswith("chat:"):
-        return False  # a whole conversation's summary: its items are compared instead
-    return m.kind in CHANGE_KINDS and len(m.text) <= MAX_EPISODE_CHARS
 
 
 def _neighbours(store: MemoryStore, m: Memory, k: int) -> list[int]:
@@ -141,64 +125,6 @@ def _neighbours(store: MemoryStore, m: Memory, k: int) -> list[int]:
     return found
 
 
-def _document(m: Memory) -> str | None:
-    """The file a memory is one part of: a rule file's section, a decision record."""
-    if m.source == "rules":
-        path = m.metadata.get("file")
-        if isinstance(path, str) and path:
-            return path
-    elif m.source == "adr" and m.source_id:
-        return m.source_id
-    else:
-        return None
-    return next((a.ref for a in m.artifacts if a.type in ("file", "adr")), None)
-
-
-def _is_commit(m: Memory) -> bool:
-    return m.kind is Kind.EPISODE and (
-        m.source == "git" or any(a.type == "commit" for a in m.artifacts)
-    )
-
-
-def _touched(commit: Memory, path: str) -> bool:
-    """Whether a commit added or changed the file ``path`` (its files are relative to the git
-    root, which may be above the project's folder)."""
-    files = commit.metadata.get("files")
-    paths = {f for f in files if isinstance(f, str)} if isinstance(files, list) else set()
-    paths |= {a.value for a in commit.anchors if a.type is AnchorType.FILE}
-    return any(p == path or p.endswith("/" + path) for p in paths)
-
-
-def _never_conflict(x: Memory, y: Memory) -> bool:
-    """Pairs that are never a contradiction, whatever their texts say: two parts of one
-    document, a commit and a document it added or changed."""
-    dx, dy = _document(x), _document(y)
-    if dx is not None and dx == dy:
-        return True  # two sections of one rule file, two memories of one record
-    for commit, doc in ((x, dy), (y, dx)):
-        if doc is not None and _is_commit(commit) and _touched(commit, doc):
-            return True
-    return False
-
-
-def _wording_only(x: Memory, y: Memory, finding: Finding) -> bool:
-    """A commit and a rule section flagged by polarity or change wording alone: a change and
-    a text that describes the same work ("Never run pytest directly" / "Run the coverage
-    suite with pytest-cov"), unless the commit names what replaces something the rule names
-    ("Replace Selenium with Playwright …" against "Use Selenium for …")."""
-    if finding.type not in ("polarity", "changed"):
-        return False
-    commit, rule = (x, y) if _is_commit(x) else (y, x)
-    if not _is_commit(commit) or rule.source != "rules":
-        return False
-    if finding.type == "changed":
-        said = content_words(rule.text[:MAX_TEXT])
-        for choice in analyse(commit.text[:MAX_TEXT]).choices:
-            if choice.winner and not (choice.says_not or choice.negated) and choice.loser <= said:
-                return False
-    return True
-
-
 def status_for(conflict_type: str) -> ContradictionStatus:
     """How a conflict of this type is recorded: open on strong evidence, else suspected."""
     return (
@@ -214,6 +140,28 @@ def _newer_first(x: Memory, y: Memory, finding: Finding) -> tuple[Memory, Memory
     return y, x
 
 
+@dataclass(frozen=True)
+class Bounds:
+    """How far one scan goes: ``seconds`` of wall time at most (None: no limit), the
+    neighbours the rules compare and the candidates by subject proposed per memory."""
+
+    seconds: float | None = None
+    neighbours: int = NEIGHBOURS
+    candidates: int = MAX_CANDIDATES
+
+
+@dataclass
+class Outcome:
+    """What one scan found: conflicts to record, candidates by subject no judge answered
+    (pending), and the ids it scanned in order (``stopped``: its time ran out before the
+    rest)."""
+
+    conflicts: list[Conflict] = field(default_factory=list)
+    pending: list[Candidate] = field(default_factory=list)
+    scanned: list[int] = field(default_factory=list)
+    stopped: bool = False
+
+
 def scan(
     store: MemoryStore,
     ids: Iterable[int],
@@ -222,48 +170,140 @@ def scan(
     neighbours: int = NEIGHBOURS,
 ) -> list[Conflict]:
     """The conflicts between the memories ``ids`` and their neighbours that are not recorded
-    yet. Unknown, archived, superseded and unrelated memories are passed over."""
+    yet. Unknown, archived, superseded and unrelated memories are passed over. With a
+    ``judge``, it has the last word on what the rules find and reads each memory's
+    candidates by subject too."""
+    bounds = Bounds(neighbours=neighbours)
+    found = examine(store, ids, judge=judge, bounds=bounds, candidates=judge is not None)
+    return [c for c in found.conflicts if c.type]
+
+
+def examine(
+    store: MemoryStore,
+    ids: Iterable[int],
+    *,
+    judge: Judge | None = None,
+    bounds: Bounds | None = None,
+    candidates: bool = True,
+) -> Outcome:
+    """Each memory of ``ids`` (in order) against its neighbours by the local rules, then,
+    with ``candidates``, against the earlier memories on its subject
+    (:func:`~predictive.conflicts.candidates.propose`): a ``judge`` reads those, else they
+    are answered as pending. Stops between two memories once ``bounds.seconds`` have passed.
+    Reads only: each query is its own short read, nothing is written."""
+    bounds = bounds or Bounds()
+    deadline = None if bounds.seconds is None else time.monotonic() + bounds.seconds
     wanted = list(dict.fromkeys(int(i) for i in ids))
-    out: list[Conflict] = []
-    seen: set[tuple[int, int]] = set()
-    # a commit or a message can only contradict a related memory: none, nothing to look for
+    out = Outcome()
+    seen: set[tuple[int, int]] = set()  # pairs the rules compared
+    decided: set[tuple[int, int]] = set()  # pairs the rules (or a judge on them) decided
+    # a commit or a message can only contradict a related memory by the rules
     related = store.count(MemoryFilter(kinds=RELATED_KINDS, valid_at=time.time())) > 0
-    for m in store.get_many(wanted):
-        if not _scannable(m) or (m.kind in CHANGE_KINDS and not related):
-            continue
-        near = _neighbours(store, m, neighbours)
-        if not near:
-            continue
-        skip = lineage(store, [m.id, *near]) | recorded_pairs(store, [m.id])
-        others = {o.id: o for o in store.get_many(near)}
-        for oid in near:
-            o = others.get(oid)
-            pair = (min(m.id, oid), max(m.id, oid))
-            if o is None or pair in seen or pair in skip or not _scannable(o):
+    for start in range(0, len(wanted), SCAN_BATCH):
+        for m in store.get_many(wanted[start : start + SCAN_BATCH]):
+            if deadline is not None and time.monotonic() > deadline:
+                out.stopped = True
+                return out
+            out.scanned.append(m.id)
+            if not scannable(m):
                 continue
-            seen.add(pair)
-            if m.kind in CHANGE_KINDS and o.kind in CHANGE_KINDS:
-                continue
-            if o.source == m.source and o.source_id is not None and o.source_id == m.source_id:
-                continue  # two versions of one source
-            if _never_conflict(m, o):
-                continue  # one document's parts; a commit and a document it changed
-            conflict = _judge(m, o, judge) if judge is not None else None
-            if conflict is None:
-                finding = detect(m, o)
-                if finding is not None and not _wording_only(m, o, finding):
-                    newer, older = _newer_first(m, o, finding)
-                    conflict = Conflict(
-                        older.id,
-                        newer.id,
-                        finding.type,
-                        finding.reason,
-                        finding.confidence,
-                        finding.partial,
-                    )
-            if conflict is not None and conflict.type:
-                out.append(conflict)
+            if m.kind not in CHANGE_KINDS or related:
+                out.conflicts += _by_rules(store, m, judge, bounds.neighbours, seen, decided)
+            if candidates and bounds.candidates > 0:
+                conflicts, pending = _by_subject(store, m, judge, bounds.candidates, decided)
+                out.conflicts += conflicts
+                out.pending += pending
     return out
+
+
+def _by_rules(
+    store: MemoryStore,
+    m: Memory,
+    judge: Judge | None,
+    neighbours: int,
+    seen: set[tuple[int, int]],
+    decided: set[tuple[int, int]],
+) -> list[Conflict]:
+    """What the local rules find between ``m`` and its nearest neighbours (a judge, when
+    there is one, has the last word on each finding)."""
+    out: list[Conflict] = []
+    near = _neighbours(store, m, neighbours)
+    if not near:
+        return out
+    skip = lineage(store, [m.id, *near]) | recorded_pairs(store, [m.id])
+    others = {o.id: o for o in store.get_many(near)}
+    settled: set[str] | None = None
+    for oid in near:
+        o = others.get(oid)
+        pair = (min(m.id, oid), max(m.id, oid))
+        if o is None or pair in seen or pair in skip or not scannable(o):
+            continue
+        seen.add(pair)
+        if m.kind in CHANGE_KINDS and o.kind in CHANGE_KINDS:
+            continue
+        if never_compared(m, o):
+            continue  # one source's versions, one document's parts, a commit and its document
+        finding = detect(m, o)
+        if finding is None or wording_only(m, o, finding):
+            continue
+        if settled is None:
+            settled = settled_texts(store, [m.id])
+        if texts_key(m.content_hash, o.content_hash) in settled:
+            continue  # these two texts were settled before, under other ids
+        decided.add(pair)
+        conflict = _judge(m, o, judge) if judge is not None else None
+        if conflict is None:
+            newer, older = _newer_first(m, o, finding)
+            conflict = Conflict(
+                older.id,
+                newer.id,
+                finding.type,
+                finding.reason,
+                finding.confidence,
+                finding.partial,
+            )
+        if conflict.type:
+            out.append(conflict)
+    return out
+
+
+def _by_subject(
+    store: MemoryStore,
+    m: Memory,
+    judge: Judge | None,
+    limit: int,
+    decided: set[tuple[int, int]],
+) -> tuple[list[Conflict], list[Candidate]]:
+    """The earlier memories on ``m``'s subject that the rules did not compare: judged when a
+    judge answers, else pending. A pair recorded, judged or settled before is left alone
+    (a pending one is read again by a judge)."""
+    kinds = RELATED_KINDS + CHANGE_KINDS
+    found = propose(
+        store, m, kinds, lambda x, y: scannable(y) and not never_compared(x, y), limit=2 * limit
+    )
+    found = [c for c in found if c.pair not in decided][:limit]
+    if not found:
+        return [], []
+    others = [c.older for c in found]
+    skip = lineage(store, [m.id, *others]) | recorded_pairs(store, [m.id])
+    settled = settled_texts(store, [m.id])
+    hashes = {o.id: o.content_hash for o in store.get_many(others)}
+    conflicts: list[Conflict] = []
+    pending: list[Candidate] = []
+    for c in found:
+        decided.add(c.pair)
+        if c.pair in skip or texts_key(m.content_hash, hashes.get(c.older, "")) in settled:
+            continue
+        if judge is None:
+            pending.append(c)
+            continue
+        older, newer = store.get_many([c.older, c.newer])
+        conflict = _judge(older, newer, judge)
+        if conflict is None:
+            pending.append(c)  # the judge could not answer now: it waits
+        else:
+            conflicts.append(replace(conflict, judged=True))
+    return conflicts, pending
 
 
 def _judge(x: Memory, y: Memory, judge: Judge) -> Conflict | None:
@@ -320,10 +360,28 @@ def record(store: MemoryStore, conflicts: Sequence[Conflict]) -> list[int]:
 
 
 def scan_and_record(
-    store: MemoryStore, ids: Iterable[int], *, judge: Judge | None = None
+    store: MemoryStore,
+    ids: Iterable[int],
+    *,
+    judge: Judge | None = None,
+    bounds: Bounds | None = None,
 ) -> list[int]:
-    """:func:`scan` then :func:`record`: what every write path calls."""
-    return record(store, scan(store, ids, judge=judge))
+    """:func:`examine` then :func:`record`, the candidates no judge answered kept as pending
+    and the verdicts a judge gave remembered: what every write path calls. Each write is a
+    short transaction of its own."""
+    outcome = examine(store, ids, judge=judge, bounds=bounds)
+    return record_outcome(store, outcome)
+
+
+def record_outcome(store: MemoryStore, outcome: Outcome) -> list[int]:
+    """Record what :func:`examine` found (see :func:`scan_and_record`)."""
+    opened = record(store, [c for c in outcome.conflicts if c.type])
+    for c in outcome.conflicts:
+        if c.judged:
+            candidates.judged(store, c.older, c.newer, bool(c.type), c.reason or None)
+    for p in outcome.pending:
+        candidates.propose(store, p.older, p.newer, p.score, p.why)
+    return opened
 
 
 SCAN_STATE = "contradictions"
