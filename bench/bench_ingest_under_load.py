@@ -6,7 +6,9 @@
 The repository is made with real ``git fast-import``: ``--commits`` commits whose messages are
 real ones (the dd-trace-py clone in ``/work/gold-work``, this repository, the dev set's
 twat-search), taken in turn until there are enough (a message used again gets a backport
-prefix), each commit changing one source file. Two runs, each on a fresh store:
+prefix), each commit changing one source file. Two runs, each on a fresh store that first
+holds ``--seed`` conventions and decisions (so that the contradiction scan after the ingest
+has something to compare every commit with, as it has in a project with notes or rules):
 
 1. **alone**: ``living-memory ingest git`` on the store;
 2. **under load**: first an MCP server (``living-memory mcp`` over stdio, driven by the official
@@ -228,22 +230,39 @@ def ingest(db: Path, repo: Path, env: dict[str, str], timeout: float) -> dict[st
     if proc.returncode != 0:
         return {"finished": False, "seconds": seconds, "error": err.strip()[-400:]}
     summary = json.loads(out)
-    keep = ("added", "existing", "contradictionsOpened", "contradictionsSuspected", "scan")
+    keep = ("added", "existing", "contradictionsOpened", "contradictionsSuspected")
+    keep += ("contradictionScan",)
     return {"finished": True, "seconds": seconds, **{k: summary.get(k) for k in keep}}
 
 
-def run(repo: Path, tmp: Path, name: str, writers: int, timeout: float, embedder: str) -> dict:
+def seed(db: Path, n: int, embedder: str) -> None:
+    """``n`` conventions and decisions in the store before the ingest (the embedder the CLI
+    uses under the same setting)."""
+    from storage import Kind, MemoryStore, NewMemory
+    from storage.embeddings import HashingEmbedder, load_embedder
+
+    emb = HashingEmbedder() if embedder == "hashing" else load_embedder()
+    with MemoryStore(db, embedder=emb) as store:
+        for i in range(n):
+            kind, text = statement("seed", i)
+            store.add(NewMemory(text=text, kind=Kind(kind)))
+        store.embeddings.embed_pending()
+
+
+def run(
+    repo: Path, tmp: Path, name: str, writers: int, timeout: float, embedder: str, seeded: int
+) -> dict:
     data = tmp / name
     data.mkdir()
     env = env_for(data, embedder)
-    db = data / "memory.db"
+    # the MCP server keeps the project's store in its data folder: every run uses that file
+    from storage.paths import project_key
+
+    db = data / "projects" / project_key(repo) / "memory.db"
+    db.parent.mkdir(parents=True)
+    seed(db, seeded, embedder)
     load: Writers | None = None
     if writers:
-        # the MCP server keeps the project's store in its data folder: use the same file
-        from storage.paths import project_key
-
-        db = data / "projects" / project_key(repo) / "memory.db"
-        db.parent.mkdir(parents=True)
         load = Writers(db, repo, data, env, writers)
         load.start()
         time.sleep(15)  # every writer is up and writing
@@ -268,10 +287,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--timeout", type=float, default=900.0, help="seconds before giving up")
     ap.add_argument("--embedder", default="hashing", choices=("hashing", "real"))
     ap.add_argument("--only", choices=("alone", "load"), help="one of the two runs")
+    ap.add_argument("--seed", type=int, default=40, help="conventions and decisions first")
     args = ap.parse_args(argv)
     m = machine()
     log(machine_line(m))
-    out: dict[str, Any] = {"machine": m, "embedder": args.embedder}
+    out: dict[str, Any] = {"machine": m, "embedder": args.embedder, "seeded": args.seed}
     with tempfile.TemporaryDirectory(prefix="ingest-load-") as tmp_name:
         tmp = Path(tmp_name)
         repo = tmp / "repo"
@@ -281,7 +301,8 @@ def main(argv: list[str] | None = None) -> int:
             if args.only and args.only != name:
                 continue
             log(f"{name}: ingest git of {out['commits']} commits ({writers} CLI writers + MCP)")
-            out[name] = r = run(repo, tmp, name, writers, args.timeout, args.embedder)
+            r = run(repo, tmp, name, writers, args.timeout, args.embedder, args.seed)
+            out[name] = r
             state = f"{r['seconds']} s" if r["finished"] else f"NOT FINISHED after {r['seconds']} s"
             log(f"{name}: {state}; {json.dumps({k: v for k, v in r.items() if k != 'seconds'})}")
     path = write_result("ingest_under_load", out)

@@ -689,6 +689,13 @@ def _print_ingest(summary: dict[str, Any]) -> None:
         for s in skipped["byReason"]:
             print(f"  {s['source']}: {s['count']} × {s['reason']}")
     print(f"{summary['added']} memories {verb} in {summary['seconds']:.1f} s")
+    scan = summary.get("contradictionScan")
+    if scan and (scan["left"] or scan["pending"]):
+        print(
+            f"contradictions: {scan['scanned']} memories scanned in {scan['seconds']:.1f} s, "
+            f"{scan['left']} left for the next ingest, {scan['pending']} candidate pairs wait "
+            "for a judge (living-memory contradictions --pending)"
+        )
 
 
 def cmd_ingest(session: ProjectSession, a: argparse.Namespace) -> int:

@@ -9,6 +9,7 @@
 
 from predictive.conflicts.rules import Finding, detect, written_at
 from predictive.conflicts.scan import (
+    Bounds,
     Conflict,
     Judge,
     Verdict,
@@ -17,12 +18,14 @@ from predictive.conflicts.scan import (
     record,
     scan,
     scan_and_record,
+    scan_backlog,
     status_for,
 )
 from predictive.conflicts.statement import analyse, decision_part
 from predictive.conflicts.wording import content_words
 
 __all__ = [
+    "Bounds",
     "Conflict",
     "Finding",
     "Judge",
@@ -36,6 +39,7 @@ __all__ = [
     "record",
     "scan",
     "scan_and_record",
+    "scan_backlog",
     "status_for",
     "written_at",
 ]

@@ -200,7 +200,9 @@ def examine(
     # a commit or a message can only contradict a related memory by the rules
     related = store.count(MemoryFilter(kinds=RELATED_KINDS, valid_at=time.time())) > 0
     for start in range(0, len(wanted), SCAN_BATCH):
-        for m in store.get_many(wanted[start : start + SCAN_BATCH]):
+        batch = wanted[start : start + SCAN_BATCH]
+        order = {mid: i for i, mid in enumerate(batch)}
+        for m in sorted(store.get_many(batch), key=lambda m: order[m.id]):
             if deadline is not None and time.monotonic() > deadline:
                 out.stopped = True
                 return out
@@ -382,6 +384,74 @@ def record_outcome(store: MemoryStore, outcome: Outcome) -> list[int]:
     for p in outcome.pending:
         candidates.propose(store, p.older, p.newer, p.score, p.why)
     return opened
+
+
+BACKLOG = "contradictions-backlog"
+"""Cursor source holding the id after which memories still wait for the scan that follows
+their write (an ingest's scan that ran out of time goes on from there next time)."""
+WRITE_SCAN_SECONDS = 30.0
+"""Wall time the scan after one ingest takes at most; what is left waits for the next."""
+
+
+@dataclass(frozen=True)
+class Progress:
+    """What one bounded scan of the backlog did."""
+
+    opened: list[int]
+    scanned: int
+    pending: int
+    left: int
+    seconds: float
+
+    @property
+    def stopped(self) -> bool:
+        return self.left > 0
+
+    def to_dict(self) -> dict[str, object]:
+        return {
+            "scanned": self.scanned,
+            "pending": self.pending,
+            "left": self.left,
+            "seconds": round(self.seconds, 3),
+        }
+
+
+def scan_backlog(
+    store: MemoryStore,
+    after: int,
+    *,
+    judge: Judge | None = None,
+    bounds: Bounds | None = None,
+) -> Progress:
+    """Scan the memories added after id ``after`` — and those an earlier run left, when its
+    cursor is further back — oldest first, a batch at a time: each batch is read, its
+    findings recorded (short transactions, so other writers are never held up long) and the
+    cursor moved past it. Stops once ``bounds.seconds`` have passed; the next call goes on
+    from where this one stopped."""
+    bounds = bounds or Bounds(seconds=WRITE_SCAN_SECONDS)
+    kept = store.cursors.get(BACKLOG).get("after")
+    start = min(int(kept), after) if kept else after
+    todo = ids_after(store, start)
+    t0 = time.monotonic()
+    opened: list[int] = []
+    scanned = pending = 0
+    done = 0
+    for i in range(0, len(todo), SCAN_BATCH):
+        batch = todo[i : i + SCAN_BATCH]
+        left = None if bounds.seconds is None else bounds.seconds - (time.monotonic() - t0)
+        outcome = examine(store, batch, judge=judge, bounds=replace(bounds, seconds=left))
+        opened += record_outcome(store, outcome)
+        scanned += len(outcome.scanned)
+        pending += len(outcome.pending)
+        through = outcome.scanned[-1] if outcome.stopped and outcome.scanned else None
+        if not outcome.stopped:
+            through = batch[-1]
+        if through is not None:
+            store.cursors.set(BACKLOG, {"after": str(through)})
+            done = todo.index(through) + 1
+        if outcome.stopped:
+            break
+    return Progress(opened, scanned, pending, len(todo) - done, time.monotonic() - t0)
 
 
 SCAN_STATE = "contradictions"
