@@ -4,15 +4,16 @@
 - :mod:`~predictive.conflicts.markers`: the phrases statements are read by;
 - :mod:`~predictive.conflicts.statement`: reading one statement (:func:`analyse`);
 - :mod:`~predictive.conflicts.rules`: the rules that compare two statements (:func:`detect`);
-- :mod:`~predictive.conflicts.scan`: the scan over a store (:func:`scan`, :func:`record`).
+- :mod:`~predictive.conflicts.scanning`: the scan over a store (:func:`scan`, :func:`record`).
 """
 
 from predictive.conflicts.rules import Finding, detect, written_at
-from predictive.conflicts.scan import (
+from predictive.conflicts.scanning import (
     Bounds,
     Conflict,
     Judge,
     Verdict,
+    judge_pending,
     mark_scanned,
     pending_scan,
     record,
@@ -34,6 +35,7 @@ __all__ = [
     "content_words",
     "decision_part",
     "detect",
+    "judge_pending",
     "mark_scanned",
     "pending_scan",
     "record",

@@ -15,6 +15,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy as np
 
@@ -74,6 +75,7 @@ class Candidate:
         return (min(self.older, self.newer), max(self.older, self.newer))
 
 
+@lru_cache(maxsize=8192)
 def names(text: str) -> frozenset[str]:
     """The names a text uses: identifiers (and their dotted or slashed parts), capitalised
     names and acronyms, in lower case."""
@@ -89,9 +91,16 @@ def names(text: str) -> frozenset[str]:
     return frozenset(w for w in out if len(w) >= 2)
 
 
+@lru_cache(maxsize=8192)
+def _words(text: str) -> frozenset[str]:
+    """:func:`content_words`, read once per text (the same earlier memories come back as
+    candidates for many later ones)."""
+    return content_words(text)
+
+
 def _title(m: Memory) -> frozenset[str]:
     """The content words of a memory's first line (a record's or a section's title)."""
-    return content_words(m.text.split("\n", 1)[0][:200])
+    return _words(m.text.split("\n", 1)[0][:200])
 
 
 def _anchors(m: Memory) -> frozenset[str]:
@@ -119,14 +128,15 @@ def _pool(
                     near[mid] = sim
             except StoreError:
                 pass
+    # one keyword query: the names first (identifiers before other names), then the text's
+    # own words, as many as a keyword query reads
     ranked = sorted(keys, key=lambda k: (not re.search(r"[_./]", k), -len(k)))[:MAX_KEYS]
-    for query in (m.text[:2000], " ".join(ranked)):
-        if not query.strip():
-            continue
+    query = " ".join(ranked) + " " + m.text[:2000]
+    if query.strip():
         try:
             for mid, score in keyword_candidates(store, query, filters, POOL):
                 near.setdefault(mid, None)
-                keyword[mid] = max(keyword.get(mid, 0.0), score)
+                keyword[mid] = score
         except StoreError:
             pass
     near.pop(m.id, None)
@@ -155,7 +165,7 @@ def propose(
     mine = vectors.get(m.id)
     anchors, title = _anchors(m), _title(m)
     categories = set(store.categories.of(m.id))
-    words = content_words(m.text[:4000])
+    words = _words(m.text[:4000])
     best = max(keyword.values(), default=0.0)
     scored: list[Candidate] = []
     for o in others:
@@ -167,7 +177,7 @@ def propose(
             sim = float(np.dot(v, mine)) if v is not None and mine is not None else 0.0
         # a name of either text that the other uses, as a name or as a plain word
         theirs = names(o.text[:4000])
-        shared = sorted((keys & (theirs | content_words(o.text[:4000]))) | (theirs & words))
+        shared = sorted((keys & (theirs | _words(o.text[:4000]))) | (theirs & words))
         shared = shared[:MAX_NAMES]
         score = sim + NAME_WEIGHT * len(shared)
         why = [f"similar {sim:.2f}"]

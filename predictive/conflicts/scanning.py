@@ -454,6 +454,29 @@ def scan_backlog(
     return Progress(opened, scanned, pending, len(todo) - done, time.monotonic() - t0)
 
 
+def judge_pending(
+    store: MemoryStore, judge: Judge, *, seconds: float | None = WRITE_SCAN_SECONDS
+) -> list[int]:
+    """Put the candidate pairs that wait (best first) to ``judge`` until ``seconds`` have
+    passed; a verdict is remembered, a conflict recorded; a pair the judge cannot answer now
+    keeps waiting. Answers the contradictions opened."""
+    t0 = time.monotonic()
+    opened: list[int] = []
+    for row in candidates.pending(store, limit=1000):
+        if seconds is not None and time.monotonic() - t0 > seconds:
+            break
+        pair = store.get_many([row.older, row.newer])
+        if len(pair) != 2:
+            continue
+        conflict = _judge(pair[0], pair[1], judge)
+        if conflict is None:
+            continue
+        candidates.judged(store, row.older, row.newer, bool(conflict.type), conflict.reason)
+        if conflict.type:
+            opened += record(store, [conflict])
+    return opened
+
+
 SCAN_STATE = "contradictions"
 """Cursor source holding the last memory id consolidation scanned through."""
 MAX_SCAN = 2000
