@@ -116,14 +116,15 @@ def candidate_recall(
     opened: dict[tuple[int, int], Any],
     proposed: set[tuple[int, int]],
 ) -> dict[str, Any]:
-    """Of the labelled conflicts, the share the rules flagged or the candidates reached."""
-    reached = by_rules = 0
+    """Of the labelled conflicts, the share flagged (by the rules, or with a judge by its
+    verdicts) or reached by the candidates."""
+    reached = flagged = 0
     missed = []
     conflicts = [p for p in pairs if p["label"] == "conflict"]
     for p in conflicts:
         a, b = ids[p["id"]]
         pair = (min(a, b), max(a, b))
-        by_rules += pair in opened
+        flagged += pair in opened
         if pair in opened or pair in proposed:
             reached += 1
         else:
@@ -133,7 +134,7 @@ def candidate_recall(
         "conflicts": n,
         "reached": reached,
         "candidateRecall": round(reached / n, 3) if n else None,
-        "rulesAlone": round(by_rules / n, 3) if n else None,
+        "flagged": round(flagged / n, 3) if n else None,
         "missed": missed,
     }
 
@@ -405,7 +406,7 @@ def _log_labelled(result: dict[str, Any], split: str) -> None:
         c = result[name]["candidates"]
         log(
             f"{name:8} candidate recall {c['candidateRecall']} ({c['reached']}/{c['conflicts']}"
-            f" conflicts reached; the rules alone {c['rulesAlone']})"
+            f" conflicts reached; flagged {c['flagged']})"
         )
     log(f"candidate pairs: {result['candidatePairs']}")
     log(f"opened across pairs (unlabelled): {result['acrossPairs']['count']}")
