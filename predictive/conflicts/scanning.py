@@ -1,22 +1,30 @@
-"""The scan over a store: each memory written is compared with its nearest neighbours (keyword
-and vector) of related kinds — decision, convention, fact, solution, preference, workflow,
-pattern; a commit or other short episode only against those — and the pairs the rules (or a
-judge) find in conflict are recorded, never twice for one pair whatever the first one's
-status: **open** on strong evidence (a record that supersedes or amends another, a judge's
-verdict) and **suspected** otherwise (the review list only, never a context, until the user
-confirms it).
+"""The scan over a store, in two stages.
+
+1. **The local rules**: each memory written is compared with its nearest neighbours (keyword
+   and vector) of related kinds — decision, convention, fact, solution, preference, workflow,
+   pattern; a commit or other short episode only against those. A conflict is recorded
+   **open** on strong evidence (a record that supersedes or amends another, a judge's
+   verdict) and **suspected** otherwise (the review list only, never a context, until the
+   user confirms it).
+2. **Candidates by subject** (:mod:`predictive.conflicts.candidates`): at most five earlier
+   memories on the same subject, whatever their wording, two commits included. A judge
+   reads them; without one they wait as pending (never in a context).
+
+An optional ``judge(text_a, text_b) -> Verdict | None`` (an LLM, when one is configured) has
+the last word on what the rules find and reads the candidates; None (or an error) leaves a
+finding to the rules and a candidate pending. A pair is recorded once whatever became of it,
+and a pair whose two texts were settled (resolved, dismissed, judged) is not taken up again.
 
 Pairs never compared: a memory and its own source (DERIVED_FROM), two versions of one source
 (one supersedes the other, or the same source id), two parts of one document (sections of one
 rule file, memories of one decision record), a commit and a rule file or decision record it
-added or changed, a conversation's own summary, two episodes, memories already in a
-contradiction. A commit and a rule section are never in conflict by polarity or change
-wording alone (a change and the text that describes the same work), unless the commit names
-what replaces something the rule names ("Replace Selenium with Playwright …").
+added or changed, a conversation's own summary. The rules never compare two episodes. A
+commit and a rule section are never in conflict by polarity or change wording alone (a change
+and the text that describes the same work), unless the commit names what replaces something
+the rule names ("Replace Selenium with Playwright …").
 
-An optional ``judge(text_a, text_b) -> Verdict | None`` (an LLM, when one is configured) has
-the last word on every candidate pair it answers; None (or an error) leaves the local rules to
-decide.
+After an ingest the scan is bounded in time and resumable (:func:`scan_backlog`): it reads in
+batches, records each batch's findings in short transactions of their own and keeps its place.
 """
 
 from __future__ import annotations
