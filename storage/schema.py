@@ -344,7 +344,7 @@ DELETE FROM edges WHERE type = 'CONTRADICTS' AND EXISTS (
 # v9: candidate pairs by subject (shared names, anchors, meaning) that wait for a judge, or
 # that one judged; ``texts`` is the two texts' content hashes, so the same texts stored again
 # under other ids are the same pair.
-_V9 = """
+_V8 = """
 CREATE TABLE conflict_candidates(
     id          INTEGER PRIMARY KEY,
     older       INTEGER NOT NULL REFERENCES memories(id) ON DELETE CASCADE,
@@ -364,4 +364,4 @@ CREATE INDEX conflict_candidates_status ON conflict_candidates(status, score);
 CREATE INDEX conflict_candidates_texts ON conflict_candidates(texts);
 """
 
-MIGRATIONS: list[str] = [_V1, _V2, _V3, _V4, _V5, _V6, _V7, _V9]
+MIGRATIONS: list[str] = [_V1, _V2, _V3, _V4, _V5, _V6, _V7, _V8]
