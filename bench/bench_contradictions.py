@@ -1,7 +1,7 @@
 """The local contradiction scanner on a labelled set and on whole real stores.
 
     python -m bench.bench_contradictions [--embedder real|hashing] [--no-stores] [--sample 12]
-                                         [--split tune|heldout|fresh|unseen|all]
+                                         [--split tune|heldout|fresh|unseen|all] [--oracle]
 
 1. ``bench/data/contradiction_pairs.json``: every pair's two texts become memories of one
    real temporary store (kinds, times and record numbers as ingestion would give them); the
@@ -20,15 +20,25 @@
    write would; the contradictions opened are counted and a sample is listed (each one is a
    false alarm unless it reads as a real disagreement).
 
-3. With ``--llm`` and a model configured as the CLI's (``LIVING_MEMORY_LLM_URL``, ``_MODEL``…):
+   **Candidate recall**: the scan also proposes, for each memory, at most five earlier
+   memories on its subject (:mod:`predictive.conflicts.candidates`); without a judge they are
+   kept pending. A labelled conflict counts as reached when the rules flagged the pair or the
+   pair is among the candidates proposed for the later of its two memories.
+3. With ``--oracle``: the labelled pairs once more through the real judge path (the scanner's
+   judge is :func:`predictive.llm_judge.scanner_judge` over an OpenAI-protocol client) against
+   a local scripted server that answers from the labels (``tests/llm_server.py``): what any
+   competent model can reach with these candidates. Written apart (``contradictions-oracle``).
+4. With ``--llm`` and a model configured as the CLI's (``LIVING_MEMORY_LLM_URL``, ``_MODEL``…):
    the labelled pairs once more with the model as the scanner's judge, written apart.
 
-Results: ``bench/results/contradictions.json`` (``contradictions-llm.json`` with ``--llm``).
+Results: ``bench/results/contradictions.json`` (``contradictions-llm.json`` with ``--llm``,
+``contradictions-oracle.json`` with ``--oracle``).
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import re
 import shutil
@@ -72,7 +82,7 @@ def load_pairs(split: str) -> list[dict[str, Any]]:
 
 def build(store: Any, pairs: list[dict[str, Any]]) -> dict[int, tuple[int, int]]:
     """Each pair's texts as memories; answers pair id → (memory a, memory b)."""
-    from predictive.contradictions import analyse
+    from predictive.conflicts import analyse
     from storage import Kind, NewMemory
 
     ids: dict[int, tuple[int, int]] = {}
@@ -98,6 +108,35 @@ def build(store: Any, pairs: list[dict[str, Any]]) -> dict[int, tuple[int, int]]
         ids[p["id"]] = (got[0], got[1])
     store.embeddings.embed_pending()
     return ids
+
+
+def candidate_recall(
+    pairs: list[dict[str, Any]],
+    ids: dict[int, tuple[int, int]],
+    opened: dict[tuple[int, int], Any],
+    proposed: set[tuple[int, int]],
+) -> dict[str, Any]:
+    """Of the labelled conflicts, the share flagged (by the rules, or with a judge by its
+    verdicts) or reached by the candidates."""
+    reached = flagged = 0
+    missed = []
+    conflicts = [p for p in pairs if p["label"] == "conflict"]
+    for p in conflicts:
+        a, b = ids[p["id"]]
+        pair = (min(a, b), max(a, b))
+        flagged += pair in opened
+        if pair in opened or pair in proposed:
+            reached += 1
+        else:
+            missed.append({"id": p["id"], "a": p["text_a"][:100], "b": p["text_b"][:100]})
+    n = len(conflicts)
+    return {
+        "conflicts": n,
+        "reached": reached,
+        "candidateRecall": round(reached / n, 3) if n else None,
+        "flagged": round(flagged / n, 3) if n else None,
+        "missed": missed,
+    }
 
 
 def score(
@@ -141,9 +180,9 @@ def score(
 
 
 def labelled(embedder_name: str, judge: Any = None) -> dict[str, Any]:
-    """The labelled pairs scanned one memory at a time (with ``judge``: a configured LLM has
-    the last word on each candidate pair it answers)."""
-    from predictive.contradictions import record, scan
+    """The labelled pairs scanned one memory at a time, as each write scans what it added
+    (with ``judge``: it has the last word on what the rules find and reads the candidates)."""
+    from predictive.conflicts import scan_and_record
     from storage import MemoryStore
 
     pairs = load_pairs("all")
@@ -152,14 +191,18 @@ def labelled(embedder_name: str, judge: Any = None) -> dict[str, Any]:
         ids = build(store, pairs)
         every = sorted({i for pair in ids.values() for i in pair})
         times = []
-        conflicts = []
         for mid in every:  # one memory at a time, as each write scans what it added
             t0 = time.perf_counter()
-            found = scan(store, [mid], judge=judge)
-            record(store, found)
+            scan_and_record(store, [mid], judge=judge)
             times.append(time.perf_counter() - t0)
-            conflicts += found
         opened = {(c.memory_a, c.memory_b): c for c in store.contradictions.query(None)}
+        proposed = {
+            (min(a, b), max(a, b))
+            for a, b in store.conn.execute("SELECT older, newer FROM conflict_candidates")
+        }
+        pending = store.conn.execute(
+            "SELECT count(*) FROM conflict_candidates WHERE status = 'pending'"
+        ).fetchone()[0]
         labelled_pairs = {(min(a, b), max(a, b)) for a, b in ids.values()}
         across = [
             {
@@ -172,6 +215,9 @@ def labelled(embedder_name: str, judge: Any = None) -> dict[str, Any]:
         ]
         store.close()
     out = {split: score(load_pairs(split), ids, opened) for split in SPLITS}
+    for split in SPLITS:
+        out[split]["candidates"] = candidate_recall(load_pairs(split), ids, opened, proposed)
+    out["candidatePairs"] = {"proposed": len(proposed), "pending": pending, "memories": len(every)}
     out["acrossPairs"] = {"count": len(across), "sample": across[:15]}
     out["scanPerMemory"] = summarize_ms(times)
     return out
@@ -287,7 +333,7 @@ def whole_store(
     """Every current memory of a real store scanned as its writes would (contradictions an
     earlier run opened are cleared first); ``docs``: the store is these folders' Markdown
     paragraphs (:func:`cached_docs`)."""
-    from predictive.contradictions import record, scan
+    from predictive.conflicts import record, scan
     from storage import MemoryStore
 
     if docs is not None:
@@ -356,6 +402,13 @@ def _log_labelled(result: dict[str, Any], split: str) -> None:
             f"{name:8} pairs {s['pairs']:3}  recall {s['recall']}  precision {s['precision']}  "
             f"(tp {s['tp']} fp {s['fp']} fn {s['fn']} tn {s['tn']})"
         )
+    for name in SPLITS:
+        c = result[name]["candidates"]
+        log(
+            f"{name:8} candidate recall {c['candidateRecall']} ({c['reached']}/{c['conflicts']}"
+            f" conflicts reached; flagged {c['flagged']})"
+        )
+    log(f"candidate pairs: {result['candidatePairs']}")
     log(f"opened across pairs (unlabelled): {result['acrossPairs']['count']}")
     log(f"scan per memory: {result['scanPerMemory']}")
     for miss in result[split]["missed"]:
@@ -398,6 +451,73 @@ def with_llm(embedder_name: str, split: str) -> int:
     return 0
 
 
+def oracle_reply(pairs: list[dict[str, Any]]) -> Any:
+    """A scripted judge's answer from the labels: the texts of a labelled conflict (the
+    judge reads the first 2,000 characters of each) are a conflict, quoted from each side,
+    anything else is compatible."""
+    from predictive.llm_judge import TEXT_CHARS
+
+    conflicts = {
+        frozenset((p["text_a"][:TEXT_CHARS], p["text_b"][:TEXT_CHARS]))
+        for p in pairs
+        if p["label"] == "conflict"
+    }
+
+    def reply(body: dict[str, Any]) -> str:
+        prompt = body["messages"][-1]["content"]
+        a, _, b = prompt.removeprefix("A:\n").partition("\n\nB:\n")
+        if frozenset((a, b)) in conflicts:
+            verdict = {
+                "verdict": "contradicts",
+                "reason": "labelled a conflict",
+                "confidence": 0.9,
+                "quote_a": a[:40],
+                "quote_b": b[:40],
+            }
+        else:
+            verdict = {
+                "verdict": "compatible",
+                "reason": "not labelled a conflict",
+                "confidence": 0.9,
+            }
+        return json.dumps(verdict)
+
+    return reply
+
+
+def with_oracle(embedder_name: str, split: str) -> int:
+    """The labelled pairs through the real judge path, the judge a local OpenAI-protocol
+    server answering from the labels."""
+    import sys
+
+    from predictive.llm import LlmClient
+    from predictive.llm_config import LlmConfig
+    from predictive.llm_judge import scanner_judge
+
+    sys.path.insert(0, str(THIS_REPO))
+    from tests.llm_server import FakeLlm
+
+    server = FakeLlm(replies=[oracle_reply(load_pairs("all"))])
+    try:
+        config = LlmConfig(
+            url=server.url, model="oracle", max_calls_per_run=100_000, max_tokens_per_run=10**9
+        )
+        config = dataclasses.replace(config, max_tokens_per_day=10**9)
+        client = LlmClient(config)
+        log(f"judge: a scripted oracle at {server.url} (answers from the labels)")
+        result = labelled(embedder_name, judge=scanner_judge(client))
+        calls = len(server.requests)
+    finally:
+        server.close()
+    _log_labelled(result, split)
+    log(f"judge calls: {calls} for {result['candidatePairs']['memories']} memories")
+    write_result(
+        "contradictions-oracle",
+        {"machine": machine(), "embedder": embedder_name, "judgeCalls": calls, "labelled": result},
+    )
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--embedder", default="real", choices=("real", "hashing"))
@@ -410,9 +530,14 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument(
         "--llm", action="store_true", help="the labelled pairs with the configured LLM as judge"
     )
+    ap.add_argument(
+        "--oracle", action="store_true", help="the labelled pairs with a judge that knows them"
+    )
     args = ap.parse_args(argv)
     m = machine()
     log(machine_line(m))
+    if args.oracle:
+        return with_oracle(args.embedder, args.split)
     if args.llm:
         return with_llm(args.embedder, args.split)
     result: dict[str, Any] = {"embedder": args.embedder, "labelled": labelled(args.embedder)}

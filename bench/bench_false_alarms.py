@@ -17,7 +17,8 @@ that added a record and the record). So each store is taken whole:
 In the scratch copy every contradiction is cleared, then every current memory is scanned as
 its write would be (``scan`` then ``record``, one memory at a time, oldest first) and the
 ``fact_key`` conflicts consolidation opens are opened. Per store: memories (current ones, the
-ones scanned), open and suspected contradictions (by type), open per 200 memories, and every
+ones scanned), open and suspected contradictions (by type), the candidate pairs by subject
+left pending (no judge: never opened, never in a context), open per 200 memories, and every
 open one with both sides in full and its reason, so a reader can judge whether it is real
 (the target: at most 1 open per 200 memories, each one real). A sample of the suspected ones
 is listed too: they go to the review list, never into a context.
@@ -126,7 +127,7 @@ def side(m: Any) -> dict[str, Any]:
 def rescan(db: Path, embedder: Any) -> dict[str, Any]:
     """Every contradiction of the scratch store ``db`` cleared, every current memory scanned
     again as its write would be; what was opened and suspected."""
-    from predictive.contradictions import record, scan
+    from predictive.conflicts import scan_and_record
     from storage import ContradictionStatus, MemoryStore
 
     with MemoryStore(db, embedder=embedder) as store:
@@ -140,8 +141,11 @@ def rescan(db: Path, embedder: Any) -> dict[str, Any]:
         times = []
         for mid in current:
             t0 = time.perf_counter()
-            record(store, scan(store, [mid]))
+            scan_and_record(store, [mid])  # no judge: candidates by subject wait as pending
             times.append(time.perf_counter() - t0)
+        (pending,) = store.conn.execute(
+            "SELECT count(*) FROM conflict_candidates WHERE status = 'pending'"
+        ).fetchone()
         for a, b, key in store.contradictions.fact_conflicts():  # as consolidation opens them
             store.contradictions.add(a, b, reason=f"different values for {key}", confidence=0.8)
         found = store.contradictions.query(None)
@@ -172,6 +176,7 @@ def rescan(db: Path, embedder: Any) -> dict[str, Any]:
             "model": embedder.model_id,
             "open": len(opened),
             "suspected": len(suspected),
+            "pendingCandidates": pending,
             "openPer200": round(200 * len(opened) / max(1, len(current)), 2),
             "byType": by_status,
             "scanPerMemory": summarize_ms(times),
@@ -232,7 +237,8 @@ def report(r: dict[str, Any]) -> None:
     verdict = "ok" if r["falseOpenPer200"] <= TARGET_PER_200 else "OVER TARGET"
     log(
         f"{r['store']}: {r['current']} current memories ({r['memories']} in all), "
-        f"{r['open']} open ({r['falseOpen']} not judged real), {r['suspected']} suspected; "
+        f"{r['open']} open ({r['falseOpen']} not judged real), {r['suspected']} suspected, "
+        f"{r['pendingCandidates']} candidate pairs pending; "
         f"{r['openPer200']} open and {r['falseOpenPer200']} false open per 200 memories "
         f"[{verdict}]; by type {r['byType']}"
     )

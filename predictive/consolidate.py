@@ -17,7 +17,7 @@ then applies it step by step, each step in its own transaction(s):
   (:mod:`predictive.consolidation.forget`);
 - **contradiction**: current memories stating different values for one ``fact_key`` (open),
   and what the scanner finds among the memories added since its last run (open on strong
-  evidence, else suspected: see :mod:`predictive.contradictions`).
+  evidence, else suspected: see :mod:`predictive.conflicts`).
 
 ``dryRun`` returns the plan and writes nothing. The answer keeps the summary counts
 (``levelsFilled``, ``decayUpdated``, ``similarLinked``, ``contradictionsOpened``,
@@ -37,17 +37,26 @@ from typing import Any
 
 from predictive.categories import refresh_categories
 from predictive.compress import backfill_levels
+from predictive.conflicts import (
+    Judge,
+    judge_pending,
+    mark_scanned,
+    pending_scan,
+    scan,
+    scan_backlog,
+    status_for,
+)
 from predictive.consolidation.forget import UNUSED_DAYS, plan_forgetting
 from predictive.consolidation.links import MAX_CONTEXT, plan_links
 from predictive.consolidation.merge import MAX_PAIRING, plan_merges, similar_pairs
 from predictive.consolidation.plan import Change, describe
 from predictive.consolidation.serving import plan_compression
 from predictive.consolidation.usage import plan_reranking
-from predictive.contradictions import Judge, mark_scanned, pending_scan, scan, status_for
 from predictive.llm import client_for
 from predictive.llm_compress import llm_compressor
 from predictive.llm_judge import scanner_judge
 from storage import upkeep
+from storage.conflict_pairs import max_memory_id
 from storage.errors import InvalidInput
 from storage.merging import add_edges, archive_many, merge_memories
 from storage.models import ContradictionStatus, EdgeType
@@ -156,7 +165,7 @@ def plan_contradictions(
 ) -> list[Change]:
     """A ``contradiction`` change per pair of current memories that disagree and has no
     contradiction yet: different values for one ``fact_key``, and what the local scanner
-    (:mod:`predictive.contradictions`) finds among the memories added since its last run."""
+    (:mod:`predictive.conflicts`) finds among the memories added since its last run."""
     keyed = [
         Change(
             "contradiction",
@@ -229,6 +238,7 @@ def run(
     for c in changes:
         by_action[c.action].append(c)
 
+    later: list[int] = []  # contradictions recorded after the plan: the backlog, judged pairs
     if not dry:
         step("merge")
         for c in by_action["merge"]:
@@ -262,6 +272,12 @@ def run(
                 status=c.detail.get("status", ContradictionStatus.OPEN.value),
             )
         mark_scanned(store, scan_through)
+        # what an ingest's bounded scan left, then the candidate pairs that wait for a judge
+        judge = scanner_judge(llm)
+        backlog = scan_backlog(store, max_memory_id(store), judge=judge)
+        later += backlog.opened
+        if judge is not None:
+            later += judge_pending(store, judge)
         store.cursors.set(STATE, {"last_run": repr(at)})
     step("categories")
     # areas derived again, the changed ones summarised again (predictive.categories)
@@ -275,13 +291,17 @@ def run(
     if progress is not None:
         progress(len(STEPS), len(STEPS), "done")
     similar = sum(1 for c in by_action["link"] if c.detail.get("edge") == "SIMILAR_TO")
+    found = [store.contradictions.get(i).status for i in later]
+    late_open = sum(1 for s in found if s is ContradictionStatus.OPEN)
     return {
         "dryRun": dry,
         "levelsFilled": levels,
         "decayUpdated": len(scores),
         "similarLinked": similar,
-        "contradictionsOpened": sum(1 for c in by_action["contradiction"] if _opens(c)),
-        "contradictionsSuspected": sum(1 for c in by_action["contradiction"] if not _opens(c)),
+        "contradictionsOpened": sum(1 for c in by_action["contradiction"] if _opens(c)) + late_open,
+        "contradictionsSuspected": sum(1 for c in by_action["contradiction"] if not _opens(c))
+        + len(found)
+        - late_open,
         "merged": sum(len(c.ids) - 1 for c in by_action["merge"]),
         "compressed": len(by_action["compress"]),
         "linked": len(by_action["link"]),

@@ -22,7 +22,7 @@ from typing import Any
 
 from predictive.categories import refresh_categories
 from predictive.commit_noise import CommitFilter
-from predictive.contradictions import scan_and_record
+from predictive.conflicts import scan_backlog
 from predictive.conversations import extract as extract_conversation
 from predictive.conversations import session_unit, summarise
 from predictive.extract import (
@@ -36,7 +36,7 @@ from predictive.llm_extract import extract_with
 from predictive.llm_judge import scanner_judge
 from predictive.mentions import FileIndex, count_modules
 from predictive.mentions import count as count_mentions
-from storage.conflict_pairs import ids_after, max_memory_id
+from storage.conflict_pairs import max_memory_id
 from storage.errors import InvalidInput, StoreError
 from storage.models import ContradictionStatus, EdgeType
 from storage.repository import MemoryStore
@@ -630,8 +630,9 @@ def run(
             log.warning("ingesting %s failed", source, exc_info=True)
             report.error = f"{type(e).__name__}: {e}"
         report.seconds = time.perf_counter() - t0
-    # contradictions: the new memories against what the store knew (issue 13)
-    opened, suspected = (0, 0) if opts.dry_run else _scan_contradictions(store, before, job.llm)
+    # contradictions: the new memories against what the store knew, for a bounded time
+    scanned = None if opts.dry_run else _scan_contradictions(store, before, job.llm)
+    opened, suspected = (0, 0) if scanned is None else scanned[:2]
     added = sum(r.added for r in reports.values())
     categories = None
     if added and not opts.dry_run:  # new memories join their areas (predictive.categories)
@@ -651,6 +652,7 @@ def run(
         "dropped": sum(r.dropped for r in reports.values()),
         "contradictionsOpened": opened,
         "contradictionsSuspected": suspected,
+        "contradictionScan": None if scanned is None else scanned[2],
         "skipped": job.skips.as_dict(),
         "categories": categories,
         "seconds": round(elapsed, 3),
@@ -661,19 +663,22 @@ def run(
 
 def _scan_contradictions(
     store: MemoryStore, before: int, llm: LlmClient | None = None
-) -> tuple[int, int]:
-    """Record the contradictions the memories added after id ``before`` bring; answers how
-    many were opened and how many only suspected ((0, 0) on failure: ingestion stands
-    without them). A configured model judges the candidate pairs."""
+) -> tuple[int, int, dict[str, object] | None]:
+    """Record the contradictions the memories added after id ``before`` bring (and those an
+    earlier scan left), for a bounded time (:func:`predictive.conflicts.scan_backlog`);
+    answers how many were opened, how many only suspected, and what the scan did ((0, 0,
+    None) on failure: ingestion stands without them). A configured model judges the
+    candidate pairs."""
     try:
-        judge = scanner_judge(llm)
-        ids = scan_and_record(store, ids_after(store, before), judge=judge)
-        recorded = [store.contradictions.get(i).status for i in ids]
+        progress = scan_backlog(store, before, judge=scanner_judge(llm))
+        recorded = [store.contradictions.get(i).status for i in progress.opened]
     except Exception:  # whatever went wrong, what was ingested stays ingested
         log.warning("scanning for contradictions failed", exc_info=True)
-        return 0, 0
+        return 0, 0, None
     opened = sum(1 for s in recorded if s is ContradictionStatus.OPEN)
-    return opened, len(recorded) - opened
+    if progress.stopped:
+        log.info("the contradiction scan stopped with %d memories left", progress.left)
+    return opened, len(recorded) - opened, progress.to_dict()
 
 
 def first_run(

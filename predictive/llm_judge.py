@@ -1,7 +1,7 @@
 """A configured LLM as the contradiction scanner's judge: does text B contradict text A?
 
 ``llm_judge(client)`` returns the ``judge(text_a, text_b)`` callable the scanner
-(:mod:`predictive.contradictions`) accepts. The answer must be one of :data:`VERDICTS`, with
+(:mod:`predictive.conflicts`) accepts. The answer must be one of :data:`VERDICTS`, with
 a short reason and, for a conflict, a quote from each side that occurs in that side's text;
 anything else is discarded and the judge answers None (the scanner keeps its local verdict).
 """
@@ -12,8 +12,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from predictive.contradictions import Judge
-from predictive.contradictions import Verdict as ScannerVerdict
+from predictive.conflicts import Judge
+from predictive.conflicts import Verdict as ScannerVerdict
 from predictive.llm import LlmClient, quoted
 
 PURPOSE = "judge"

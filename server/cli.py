@@ -329,10 +329,18 @@ def build_parser() -> argparse.ArgumentParser:
     cn = sub.add_parser("contradictions", help="memories that disagree, and how they were settled")
     cn.add_argument(
         "--status",
-        choices=["review", "open", "suspected", "resolved", "dismissed", "all"],
+        choices=["review", "open", "suspected", "resolved", "dismissed", "pending", "all"],
         default="review",
         help="review (default): open and suspected ones, what awaits you; open: shown in "
-        "contexts; suspected: weak findings, shown only here until confirmed",
+        "contexts; suspected: weak findings, shown only here until confirmed; pending: "
+        "candidate pairs on one subject waiting for a judge (an LLM)",
+    )
+    cn.add_argument(
+        "--pending",
+        dest="status",
+        action="store_const",
+        const="pending",
+        help="the candidate pairs waiting for a judge (same as --status pending)",
     )
     cn.add_argument("-n", "--limit", type=_positive_int, default=50)
     cn.add_argument("--json", action="store_true")
@@ -737,6 +745,13 @@ def _print_ingest(summary: dict[str, Any]) -> None:
             if ex["source"] == "shared":  # a teammate's file: say which one to fix
                 print(f"  shared: {ex['where']}: {ex['reason']}")
     print(f"{summary['added']} memories {verb} in {summary['seconds']:.1f} s")
+    scan = summary.get("contradictionScan")
+    if scan and (scan["left"] or scan["pending"]):
+        print(
+            f"contradictions: {scan['scanned']} memories scanned in {scan['seconds']:.1f} s, "
+            f"{scan['left']} left for the next ingest, {scan['pending']} candidate pairs wait "
+            "for a judge (living-memory contradictions --pending)"
+        )
 
 
 def cmd_ingest(session: ProjectSession, a: argparse.Namespace) -> int:
@@ -874,6 +889,9 @@ def cmd_contradictions(session: ProjectSession, a: argparse.Namespace) -> int:
         which = {"all": "", "review": "open or suspected "}.get(a.status, a.status + " ")
         print(f"No {which}contradictions.")
         return EXIT_OK
+    if a.status == "pending":
+        _print_pending(found)
+        return EXIT_OK
     for c in found.contradictions:
         print(f"contradiction {c.id} [{c.status}{', ' + c.resolution if c.resolution else ''}]")
         if c.reason:
@@ -889,6 +907,21 @@ def cmd_contradictions(session: ProjectSession, a: argparse.Namespace) -> int:
             "living-memory resolve ID confirm makes one open"
         )
     return EXIT_OK
+
+
+def _print_pending(found: Any) -> None:
+    for c in found.contradictions:
+        print(f"candidate {c.id} [pending]")
+        if c.reason:
+            print(f"  why: {_one_line(c.reason, 90)}")
+        for name, side in (("earlier", c.a), ("later", c.b)):
+            if side is not None:
+                m = side.memory
+                print(f"  {name}: #{m.id} {m.kind}: {_one_line(side.text, 76)}")
+    print(
+        "\nPending pairs are never shown in a context. A configured LLM judges them "
+        "(LIVING_MEMORY_LLM_URL, LIVING_MEMORY_LLM_MODEL; then living-memory consolidate)."
+    )
 
 
 def cmd_resolve(session: ProjectSession, a: argparse.Namespace) -> int:

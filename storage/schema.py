@@ -308,7 +308,7 @@ CREATE TABLE llm_usage(
 # preference, a change or a polarity read from two texts) waits in the review list and is
 # never shown in a context until the user confirms it. The status CHECK is part of the
 # table, so the table is rebuilt (data, ids and index kept); open ones whose reason starts
-# with a weak type (the prefix ``predictive.contradictions.record`` writes) become suspected
+# with a weak type (the prefix ``predictive.conflicts.record`` writes) become suspected
 # and lose the CONTRADICTS edge that only an open contradiction carries.
 WEAK_REASON_PREFIXES = ("value:", "preference:", "changed:", "polarity:")
 _WEAK = " OR ".join(f"reason GLOB '{p}*'" for p in WEAK_REASON_PREFIXES)
@@ -344,6 +344,29 @@ DELETE FROM edges WHERE type = 'CONTRADICTS' AND EXISTS (
 );
 """
 
+# v9: candidate pairs by subject (shared names, anchors, meaning) that wait for a judge, or
+# that one judged; ``texts`` is the two texts' content hashes, so the same texts stored again
+# under other ids are the same pair.
+_V8 = """
+CREATE TABLE conflict_candidates(
+    id          INTEGER PRIMARY KEY,
+    older       INTEGER NOT NULL REFERENCES memories(id) ON DELETE CASCADE,
+    newer       INTEGER NOT NULL REFERENCES memories(id) ON DELETE CASCADE,
+    texts       TEXT NOT NULL,
+    score       REAL NOT NULL,
+    why         TEXT,
+    status      TEXT NOT NULL DEFAULT 'pending'
+                CHECK (status IN ('pending','conflict','compatible')),
+    reason      TEXT,
+    proposed_at REAL NOT NULL,
+    judged_at   REAL,
+    CHECK (older <> newer),
+    UNIQUE (older, newer)
+);
+CREATE INDEX conflict_candidates_status ON conflict_candidates(status, score);
+CREATE INDEX conflict_candidates_texts ON conflict_candidates(texts);
+"""
+
 # v10: team memory. ``review``: whether a memory may be shared with the team (``proposed``
 # until someone approves it; ``rejected`` never). Memories the user wrote or that come from
 # the repository itself are approved; what was extracted from elsewhere (chats, agents, fixes
@@ -366,4 +389,4 @@ CREATE TABLE shared_files(
 CREATE INDEX shared_files_memory ON shared_files(memory_id);
 """
 
-MIGRATIONS: list[str] = [_V1, _V2, _V3, _V4, _V5, _V6, _V7, _V10]
+MIGRATIONS: list[str] = [_V1, _V2, _V3, _V4, _V5, _V6, _V7, _V8, _V10]

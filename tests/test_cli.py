@@ -434,6 +434,21 @@ def test_contradictions_are_listed_and_resolved_from_the_command_line(
     assert json.loads(ok(["contradictions", "--json"], env))["count"] == 0
 
 
+def test_pending_candidates_are_listed_apart_from_the_review_list(env: dict[str, str]) -> None:
+    old = remember(env, "-k", "decision", "We use PostgreSQL as the primary database")
+    new = remember(
+        env, "-k", "decision", "We moved off PostgreSQL: MySQL is the primary database now"
+    )
+    assert json.loads(ok(["contradictions", "--json"], env))["count"] == 0  # no judge here
+    listed = json.loads(ok(["contradictions", "--pending", "--json"], env))
+    assert listed["status"] == "pending" and listed["count"] == 1
+    (c,) = listed["contradictions"]
+    assert (c["status"], c["a"]["id"], c["b"]["id"]) == ("pending", old, new)
+    text = ok(["contradictions", "--status", "pending"], env)
+    assert f"candidate {c['id']} [pending]" in text and "MySQL" in text
+    assert "never shown in a context" in text
+
+
 def test_ask_classifies_and_cites(env: dict[str, str]) -> None:
     mid = remember(env, "-k", "decision", "We chose PostgreSQL over MongoDB for JSON support")
     out = json.loads(ok(["ask", "why did we choose PostgreSQL?", "--json"], env))

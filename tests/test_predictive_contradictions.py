@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from predictive import consolidate, ingest
-from predictive.contradictions import (
+from predictive.conflicts import (
     Conflict,
     Verdict,
     detect,

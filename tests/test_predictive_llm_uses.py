@@ -292,7 +292,7 @@ def test_ask_uses_the_model_to_classify_and_answer_with_the_same_cited_items(
 def test_the_scanner_opens_what_the_model_judges_a_conflict_and_the_rules_miss(
     fake: FakeLlm, store: MemoryStore
 ) -> None:
-    from predictive.contradictions import scan_and_record
+    from predictive.conflicts import scan_and_record
     from predictive.llm_judge import scanner_judge
 
     a = store.add(NewMemory("Deployments are driven by Ansible playbooks", kind=Kind.CONVENTION)).id

@@ -376,7 +376,7 @@ def test_migration_7_turns_weak_open_contradictions_into_suspected_ones(
         }
     monkeypatch.undo()
     with MemoryStore(old, embedder=HashingEmbedder(dim=16)) as s:
-        assert s.conn.pragma("user_version") == len(MIGRATIONS)
+        assert s.conn.pragma("user_version") == len(MIGRATIONS) >= 7
         status = {c.id: c.status.value for c in s.contradictions.query(None)}
         weak = ("polarity", "value", "preference", "changed")
         assert {name: status[cid] for name, cid in ids.items()} == {
@@ -412,3 +412,26 @@ def test_migration_7_turns_weak_open_contradictions_into_suspected_ones(
         assert ("contradictions_open",) in s.conn.execute(
             "SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'contradictions'"
         ).fetchall()
+
+
+def test_the_candidate_pairs_migration_keeps_a_store_and_adds_the_waiting_list(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A store of the version before candidate pairs opens with its memories and
+    contradictions as they were and an empty list of pairs waiting for a judge."""
+    from storage import conflict_candidates
+
+    old = tmp_path / "old.db"
+    monkeypatch.setattr(dbmod, "MIGRATIONS", MIGRATIONS[:7])
+    with MemoryStore(old, embedder=HashingEmbedder(dim=16)) as s:
+        a = s.add(NewMemory(text="We use PostgreSQL as the primary database")).id
+        b = s.add(NewMemory(text="We moved off PostgreSQL: MySQL is the primary database")).id
+        cid = s.contradictions.add(a, b, reason="judged: another database", confidence=0.9)
+    monkeypatch.undo()
+    with MemoryStore(old, embedder=HashingEmbedder(dim=16)) as s:
+        assert s.conn.pragma("user_version") == len(MIGRATIONS)
+        assert [c.id for c in s.contradictions.query()] == [cid]
+        assert conflict_candidates.pending(s) == []
+        assert conflict_candidates.propose(s, a, b, 0.8, "names postgresql") is not None
+        assert conflict_candidates.propose(s, a, b, 0.8, "again") is None  # one pair, once
+        assert [(r.older, r.newer) for r in conflict_candidates.pending(s)] == [(a, b)]

@@ -1,7 +1,9 @@
 """Contradictions: list them (by default the review list: open ones, then suspected ones),
 settle them (a_wins | b_wins | both_valid | merged, with a note), confirm a suspected one (it
 becomes open: shown with its memories), or dismiss one that is not a contradiction at all
-(both memories stay untouched).
+(both memories stay untouched). ``pending`` lists the candidate pairs found by subject that
+wait for a judge (never shown in a context): each with its candidate id, the older memory as
+``a``, the newer as ``b``, and why it was proposed.
 
 The loser of a_wins/b_wins is superseded by the winner, never deleted; ``merged`` takes the id
 of a memory that merges both or its text (stored as a new memory derived from both)."""
@@ -21,6 +23,7 @@ from storage import (
     NotFound,
     Resolution,
 )
+from storage import conflict_candidates as candidates
 
 
 def view(store: MemoryStore, c: Contradiction, merged_id: int | None = None) -> ContradictionView:
@@ -51,7 +54,41 @@ REVIEW = (ContradictionStatus.OPEN, ContradictionStatus.SUSPECTED)
 _ORDER = {s: i for i, s in enumerate(ContradictionStatus)}
 
 
+def pending(store: MemoryStore, limit: int) -> ContradictionList:
+    """The candidate pairs that wait for a judge, best first."""
+    rows = candidates.pending(store, limit)
+    mems = {
+        m.id: levels_of(store, m)
+        for m in store.get_many([i for r in rows for i in (r.older, r.newer)])
+    }
+
+    def side(mid: int) -> Side | None:
+        m = mems.get(mid)
+        return None if m is None else Side(Brief.of(m), m.text)
+
+    return ContradictionList(
+        "pending",
+        tuple(
+            ContradictionView(
+                id=r.id,
+                a=side(r.older),
+                b=side(r.newer),
+                status="pending",
+                resolution=None,
+                note=None,
+                reason=r.why,
+                confidence=min(1.0, r.score),
+                detected_at=r.proposed_at,
+                resolved_at=None,
+            )
+            for r in rows
+        ),
+    )
+
+
 def contradictions(store: MemoryStore, a: ContradictionsArgs) -> ContradictionList:
+    if a.status == "pending":
+        return pending(store, a.limit)
     if a.status == "all":
         found = store.contradictions.query(None)
     elif a.status == "review":

@@ -115,7 +115,7 @@ def remember(store: MemoryStore, a: RememberArgs, file: str | None = None) -> Re
 def _scan(store: MemoryStore, memory_id: int) -> tuple[int, ...]:
     """The contradictions a new memory opens with what the store knew (a configured model
     judges the candidates); a failing scan is logged and the memory stays remembered."""
-    from predictive.contradictions import scan_and_record
+    from predictive.conflicts import scan_and_record
     from predictive.llm import client_for
     from predictive.llm_judge import scanner_judge
 

@@ -26,7 +26,7 @@ KindName = Literal[
 ScopeName = Literal["user", "project", "system"]
 LevelName = Literal["index", "compressed", "summary", "full", "related"]
 ModeName = Literal["hybrid", "keyword", "vector"]
-StatusName = Literal["review", "open", "suspected", "resolved", "dismissed", "all"]
+StatusName = Literal["review", "open", "suspected", "resolved", "dismissed", "pending", "all"]
 """Which contradictions to list; ``review``: open and suspected (what awaits the user)."""
 ResolutionName = Literal["a_wins", "b_wins", "both_valid", "merged", "dismissed", "confirm"]
 """How to settle a contradiction; ``confirm`` turns a suspected one into an open one."""

@@ -387,13 +387,16 @@ def register(app: MCPServer, backend: Backend) -> None:  # noqa: C901
 
     @app.tool(annotations=READ_ONLY)
     async def contradictions(
-        status: Literal["review", "open", "suspected", "resolved", "dismissed", "all"] = "review",
+        status: Literal[
+            "review", "open", "suspected", "resolved", "dismissed", "pending", "all"
+        ] = "review",
         limit: Annotated[int, Field(ge=1, le=200)] = 20,
         budget: Annotated[int, _budget(3000)] = 3000,
     ) -> CallToolResult:
         """Pairs of memories that contradict each other, both sides cited, each with its
         status: open (strong evidence or confirmed), suspected (a weak local finding, never
-        shown in a context until confirmed); ``review`` (default) lists both."""
+        shown in a context until confirmed); ``review`` (default) lists both; ``pending``:
+        candidate pairs on one subject that wait for a judge."""
 
         def work(store: MemoryStore) -> dict[str, Any]:
             out = ops.contradictions(store, ContradictionsArgs(status, limit)).to_dict()
