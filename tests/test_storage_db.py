@@ -423,6 +423,7 @@ def test_the_candidate_pairs_migration_keeps_a_store_and_adds_the_waiting_list(
 
     old = tmp_path / "old.db"
     monkeypatch.setattr(dbmod, "MIGRATIONS", MIGRATIONS[:7])
+    written_before_review(monkeypatch)
     with MemoryStore(old, embedder=HashingEmbedder(dim=16)) as s:
         a = s.add(NewMemory(text="We use PostgreSQL as the primary database")).id
         b = s.add(NewMemory(text="We moved off PostgreSQL: MySQL is the primary database")).id
