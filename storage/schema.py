@@ -373,7 +373,7 @@ CREATE INDEX conflict_candidates_texts ON conflict_candidates(texts);
 # seen in the editor) waits for review. ``shared_files``: the files of the shared folder
 # (one per memory lineage, under a short stable id) with the memory each one holds now and
 # the fingerprint of its bytes when this store last wrote or read it.
-_V10 = f"""
+_V9 = f"""
 ALTER TABLE memories ADD COLUMN review TEXT NOT NULL DEFAULT 'approved'
     CHECK (review IN ('proposed','approved','rejected'));
 UPDATE memories SET review = 'proposed' WHERE source NOT IN ({_REVIEWED});
@@ -389,4 +389,4 @@ CREATE TABLE shared_files(
 CREATE INDEX shared_files_memory ON shared_files(memory_id);
 """
 
-MIGRATIONS: list[str] = [_V1, _V2, _V3, _V4, _V5, _V6, _V7, _V8, _V10]
+MIGRATIONS: list[str] = [_V1, _V2, _V3, _V4, _V5, _V6, _V7, _V8, _V9]

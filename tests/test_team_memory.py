@@ -298,11 +298,11 @@ def test_a_store_from_before_gets_review_statuses_by_source(tmp_path: Path) -> N
     import apsw
 
     from storage import MemoryStore
-    from storage.schema import _V10, MIGRATIONS
+    from storage.schema import _V9, MIGRATIONS
 
     old = tmp_path / "old.db"
     conn = apsw.Connection(str(old))
-    before = MIGRATIONS[: MIGRATIONS.index(_V10)]
+    before = MIGRATIONS[: MIGRATIONS.index(_V9)]
     for number, script in enumerate(before, start=1):
         conn.execute(script)
         conn.pragma("user_version", number)
