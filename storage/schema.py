@@ -364,4 +364,35 @@ CREATE INDEX conflict_candidates_status ON conflict_candidates(status, score);
 CREATE INDEX conflict_candidates_texts ON conflict_candidates(texts);
 """
 
-MIGRATIONS: list[str] = [_V1, _V2, _V3, _V4, _V5, _V6, _V7, _V8]
+# v9: what a memory cites in the code (files, symbols, dependencies, commands) and the commit
+# it was learned at, so it can be checked against the current tree; and the last verdict of
+# that check per memory (current / changed / gone / unknown), valid for one HEAD commit and
+# one state of the cited files (``fingerprint``: their modification times). Memories stored
+# before v9 have no origin row: they are recorded lazily (predictive.staleness).
+_V9 = """
+CREATE TABLE citations(
+    memory_id INTEGER NOT NULL REFERENCES memories(id) ON DELETE CASCADE,
+    type      TEXT NOT NULL CHECK (type IN ('file','symbol','dependency','command')),
+    value     TEXT NOT NULL,
+    path      TEXT NOT NULL DEFAULT '',
+    PRIMARY KEY (memory_id, type, value, path)
+) WITHOUT ROWID;
+CREATE INDEX citations_value ON citations(type, value);
+CREATE TABLE citation_origins(
+    memory_id   INTEGER PRIMARY KEY REFERENCES memories(id) ON DELETE CASCADE,
+    commit_sha  TEXT,
+    version     INTEGER NOT NULL,
+    recorded_at REAL NOT NULL
+);
+CREATE TABLE staleness(
+    memory_id   INTEGER PRIMARY KEY REFERENCES memories(id) ON DELETE CASCADE,
+    head        TEXT NOT NULL,
+    fingerprint TEXT NOT NULL,
+    verdict     TEXT NOT NULL CHECK (verdict IN ('current','changed','gone','unknown')),
+    notes       TEXT NOT NULL DEFAULT '[]' CHECK (json_valid(notes)),
+    checked_at  REAL NOT NULL
+);
+CREATE INDEX staleness_verdict ON staleness(verdict, head);
+"""
+
+MIGRATIONS: list[str] = [_V1, _V2, _V3, _V4, _V5, _V6, _V7, _V8, _V9]
