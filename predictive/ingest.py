@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from predictive import staleness
 from predictive.categories import refresh_categories
 from predictive.commit_noise import CommitFilter
 from predictive.conflicts import scan_backlog
@@ -31,7 +32,6 @@ from predictive.extract import (
     from_decision,
     from_rule_file,
 )
-from predictive import staleness
 from predictive.llm import LlmClient, client_for
 from predictive.llm_extract import extract_with
 from predictive.llm_judge import scanner_judge

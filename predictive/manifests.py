@@ -94,7 +94,8 @@ def _pyproject(text: str, out: Declared) -> None:
     data = _toml(text)
     if data is None:
         return
-    project = data.get("project") if isinstance(data.get("project"), dict) else {}
+    found = data.get("project")
+    project: dict[str, Any] = found if isinstance(found, dict) else {}
     names: list[str] = list(_requirement_names(project.get("dependencies") or []))
     for group in (project.get("optional-dependencies") or {}).values():
         names += _requirement_names(group if isinstance(group, list) else [])

@@ -307,6 +307,7 @@ class Checker:
         self._manifests = sorted(p for p in git_tree.tracked(root, head) if is_manifest(p))
         self._declared: Declared | None = None
         self._texts: dict[str, str | None] = {}
+        self._diffs: dict[tuple[str, tuple[str, ...]], dict[str, tuple[int, int]]] = {}
 
     def _text(self, path: str) -> str | None:
         if path not in self._texts:
@@ -370,7 +371,10 @@ class Checker:
         if text is not None and (
             cur in self.dirty or path in self.dirty or deleted >= REWRITE_SHARE * max(then, 1)
         ):
-            diff = git_tree.numstat(self.root, learned, list(dict.fromkeys([path, cur])))
+            key = (learned, tuple(dict.fromkeys([path, cur])))
+            if key not in self._diffs:
+                self._diffs[key] = git_tree.numstat(self.root, learned, list(key[1]))
+            diff = self._diffs[key]
             a, d = diff.get(cur, (0, 0))
             then = lines - a + d
             if then > 0 and d >= REWRITE_SHARE * then:
@@ -508,7 +512,14 @@ def check(
             origins = store.citations.origins(ids)
         if head is None:
             return {mid: Verdict(UNKNOWN) for mid, o in origins.items() if o.citations}
-        return _check_origins(store, root, head, origins, save=save)
+        kept: dict[int, Verdict] = {}
+        if ids is None:  # what was checked at this HEAD, with its files untouched, holds
+            for mid, s in store.citations.verdicts(head).items():
+                o = origins.get(mid)
+                if o is not None and s.fingerprint == fingerprint(root, o):
+                    kept[mid] = Verdict(s.verdict, s.notes)
+                    del origins[mid]
+        return kept | _check_origins(store, root, head, origins, save=save)
     except Exception:
         log.warning("checking memories against the code failed", exc_info=True)
         return {}
@@ -713,6 +724,7 @@ class Staleness:
         else:
             self._checker.dirty = git_tree.dirty(root)
             self._checker._texts.clear()
+            self._checker._diffs.clear()
             self._checker._declared = None
         verdicts = _check_origins(store, root, head, todo, save=True, checker=self._checker)
         changed = False

@@ -189,14 +189,16 @@ class Citations:
             )
         }
 
-    def stale(self, head: str, *, limit: int = 100) -> list[StoredVerdict]:
-        """Current memories judged gone or changed at ``head``: gone first, newest first."""
+    def stale(self, head: str | None, *, limit: int = 100) -> list[StoredVerdict]:
+        """Current memories judged gone or changed at ``head`` (at their last check when
+        None): gone first, newest first."""
+        at = "s.head = ?" if head is not None else "?1 IS NULL"
         return [
             StoredVerdict(r[0], r[1], r[2], r[3], tuple(json.loads(r[4])), r[5])
             for r in self._store.conn.execute(
                 "SELECT s.memory_id, s.head, s.fingerprint, s.verdict, s.notes, s.checked_at "
                 "FROM staleness s JOIN memories m ON m.id = s.memory_id AND m.archived = 0 "
-                "AND m.superseded_by IS NULL WHERE s.head = ? AND s.verdict IN "
+                f"AND m.superseded_by IS NULL WHERE {at} AND s.verdict IN "
                 "('gone', 'changed') ORDER BY s.verdict = 'changed', m.created_at DESC LIMIT ?",
                 (head, int(limit)),
             )
@@ -204,8 +206,13 @@ class Citations:
 
     def counts(self) -> dict[str, Any]:
         """How many memories cite anything, and have been recorded at all."""
-        one = self._store.conn.execute
+        conn = self._store.conn
+
+        def one(sql: str) -> int:
+            row = conn.execute(sql).fetchone()
+            return int(row[0]) if row else 0
+
         return {
-            "recorded": one("SELECT count(*) FROM citation_origins").fetchone()[0],
-            "citing": one("SELECT count(DISTINCT memory_id) FROM citations").fetchone()[0],
+            "recorded": one("SELECT count(*) FROM citation_origins"),
+            "citing": one("SELECT count(DISTINCT memory_id) FROM citations"),
         }

@@ -11,7 +11,7 @@ import pytest
 from predictive import staleness
 from predictive.engine import ContextEngine, ContextRequest
 from predictive.ingest import run as ingest
-from storage import Kind, MemoryStore, NewMemory
+from storage import Anchor, Kind, MemoryStore, NewMemory
 from storage.citations import Origin
 from tests.project_fixtures import GIT_ENV
 
@@ -201,7 +201,7 @@ def test_context_marks_changed_items_and_never_serves_a_gone_one_as_current(
         NewMemory(text="The defaults of src/config.py are read at start.", kind=Kind.DECISION)
     ).id
     for m in (gone, moved):
-        store.add_anchors(m, [__import__("storage").Anchor.parse("file:src/config.py")])
+        store.add_anchors(m, [Anchor.parse("file:src/config.py")])
     engine = ContextEngine(store, root=repo.root, wait_for_staleness=True)
     before = engine.assemble(ContextRequest("src/config.py", root=str(repo.root)))
     assert {i.memory_id: i.tier.value for i in before.items if i.memory_id}[gone] == "critical"
@@ -239,3 +239,22 @@ def test_the_hot_path_answers_from_memory_and_checks_in_the_background(
     service._running.result(timeout=60)
     assert service.lookup([mid])[mid].state == "gone" and service.epoch > epoch
     service.close()
+
+
+def test_a_version_7_store_gains_the_citation_tables_and_records_lazily(
+    tmp_path: Path, repo: Repo, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from storage import db as dbmod
+    from storage.schema import MIGRATIONS
+
+    path = tmp_path / "old.db"
+    monkeypatch.setattr(dbmod, "MIGRATIONS", MIGRATIONS[:7])
+    with MemoryStore(path) as old:
+        assert old.conn.pragma("user_version") == 7
+        mid = decision(old, "Settings are read with parse_config() in src/config.py.")
+    monkeypatch.undo()
+    with MemoryStore(path) as s:
+        assert s.conn.pragma("user_version") == len(MIGRATIONS)
+        assert s.citations.unrecorded(staleness.VERSION) == [mid]
+        assert staleness.check(s, repo.root) == {mid: staleness.Verdict("current")}
+        assert s.citations.unrecorded(staleness.VERSION) == []

@@ -299,9 +299,9 @@ def history(root: Path, head: str) -> History:
             if not path and i + 1 < len(toks):
                 path = toks[i + 1].decode("utf-8", "replace")
                 i += 2
-            t = raw.get(path)
-            if t is not None and m.group(1) != "-":
-                t.added, t.deleted = int(m.group(1)), int(m.group(2))
+            touched = raw.get(path)
+            if touched is not None and m.group(1) != "-":
+                touched.added, touched.deleted = int(m.group(1)), int(m.group(2))
     for touches in hist.touches.values():
         touches.sort(key=lambda t: t.pos)
     return hist
