@@ -171,8 +171,9 @@ def cases_of(
                 why = fate["why"] if stale else ""
                 if gone:
                     anywhere = git(root, "grep", "-w", "-l", sym, head, "--", ok=(0, 1)).strip()
+                    others = len(anywhere.splitlines())
                     why = (why + "; " if why else "") + (
-                        f"{sym}() no longer in {fate['now'] or path}, still in {len(anywhere.splitlines())} other file(s)"
+                        f"{sym}() no longer in {fate['now'] or path}, in {others} other file(s)"
                         if anywhere
                         else f"{sym}() no longer in any tracked file"
                     )
