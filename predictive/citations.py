@@ -183,4 +183,6 @@ def module_paths(module: str) -> list[str]:
 
 def defines(text: str, name: str) -> bool:
     """Whether ``text`` holds ``name`` as a whole word (a definition or a use)."""
+    if name not in text:
+        return False
     return re.search(rf"(?<![\w$]){re.escape(name)}(?![\w$])", text) is not None

@@ -372,8 +372,11 @@ class Checker:
             cur in self.dirty or path in self.dirty or deleted >= REWRITE_SHARE * max(then, 1)
         ):
             key = (learned, tuple(dict.fromkeys([path, cur])))
-            if key not in self._diffs:
-                self._diffs[key] = git_tree.numstat(self.root, learned, list(key[1]))
+            if key not in self._diffs:  # against HEAD's tree unless the work tree differs
+                clean = cur not in self.dirty and path not in self.dirty
+                self._diffs[key] = git_tree.numstat(
+                    self.root, learned, list(key[1]), self.head if clean else None
+                )
             diff = self._diffs[key]
             a, d = diff.get(cur, (0, 0))
             then = lines - a + d
@@ -614,8 +617,8 @@ class Staleness:
         if head is None:
             return {}
         if head != self._head:
-            if wait:
-                self._refresh(_Work(set(ids), full=False), head)
+            if wait:  # switch to that HEAD's verdicts; what they lack is checked below
+                self._refresh(_Work(), head)
             else:
                 self._schedule(_Work(full=True))
         now = time.monotonic()
@@ -685,7 +688,8 @@ class Staleness:
         assert self.root is not None
         store, root = self.store, self.root
         if head != self._head:
-            # another HEAD: what was stored for it is valid (same files unchanged)
+            # another HEAD: what was stored for it holds (while its files are unchanged), and
+            # so does a verdict of the last HEAD that cites nothing the move changed
             stored = store.citations.verdicts(head)
             origins = store.citations.origins(list(stored)) if stored else {}
             entries = {
@@ -693,6 +697,29 @@ class Staleness:
                 for mid, s in stored.items()
                 if mid in origins
             }
+            moved = (
+                git_tree.changed_between(root, self._head, head)
+                if self._head is not None and self._entries
+                else None
+            )
+            if moved is not None:
+                carried = {
+                    mid: e
+                    for mid, e in self._entries.items()
+                    if mid not in entries
+                    and e.verdict.state == CURRENT  # a stale one may point at a moved path
+                    and not _touched(e.origin, moved)
+                }
+                entries.update(carried)
+                stamp = time.time()
+                store.citations.save_verdicts(
+                    [
+                        StoredVerdict(
+                            mid, head, e.fingerprint, e.verdict.state, e.verdict.notes, stamp
+                        )
+                        for mid, e in carried.items()
+                    ]
+                )
             with self._lock:
                 self._entries, self._head, self._uncited = entries, head, set()
                 self._checker = None
@@ -740,6 +767,20 @@ class Staleness:
     def close(self) -> None:
         if self._pool is not None:
             self._pool.shutdown(wait=False, cancel_futures=True)
+
+
+def _touched(o: Origin, moved: set[str]) -> bool:
+    """Whether a commit range that changed ``moved`` may change ``o``'s verdict."""
+    if not moved:
+        return False
+    for c in o.citations:
+        if c.type == "file" and c.value in moved:
+            return True
+        if c.type == "symbol" and (not c.path or c.path in moved):
+            return True
+        if c.type in ("dependency", "command") and any(is_manifest(p) for p in moved):
+            return True
+    return False
 
 
 def _wanted() -> bool:

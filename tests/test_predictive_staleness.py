@@ -258,3 +258,25 @@ def test_a_version_7_store_gains_the_citation_tables_and_records_lazily(
         assert s.citations.unrecorded(staleness.VERSION) == [mid]
         assert staleness.check(s, repo.root) == {mid: staleness.Verdict("current")}
         assert s.citations.unrecorded(staleness.VERSION) == []
+
+
+def test_a_head_move_keeps_the_verdicts_of_memories_it_did_not_touch(
+    store: MemoryStore, repo: Repo
+) -> None:
+    config = decision(store, "Settings are read with parse_config() in src/config.py.")
+    readme = decision(store, "The README.md explains how to run the demo.")
+    service = staleness.Staleness(store, repo.root)
+    service.refresh(wait=True)
+    assert service.lookup([config, readme], wait=True) == {
+        config: staleness.Verdict("current"),
+        readme: staleness.Verdict("current"),
+    }
+    kept = service._entries[readme]
+    repo.commit("Drop the loader", {"src/config.py": "X = 1\n"})
+    service._head_read = 0.0
+    got = service.lookup([config, readme], wait=True)
+    assert got[config].state == "gone" and got[readme].state == "current"
+    assert service._entries[readme] is kept  # carried over, not checked again
+    head = repo.git("rev-parse", "HEAD")
+    assert set(store.citations.verdicts(head)) == {config, readme}
+    service.close()

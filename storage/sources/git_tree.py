@@ -174,34 +174,51 @@ def blobs(root: Path, specs: Iterable[str]) -> dict[str, str]:
 
 def grep_words(root: Path, words: Sequence[str], rev: str | None = None) -> set[str]:
     """Which of ``words`` occur as whole words in the tracked files (of ``rev``, or of the
-    work tree when None): one ``git grep`` process."""
+    work tree when None): a ``git grep`` process per few hundred words (one alternation
+    when git has PCRE, many times faster than as many fixed strings)."""
     words = [w for w in dict.fromkeys(words) if w and "\n" not in w]
-    if not words:
-        return set()
-    args = ["grep", "-F", "-w", "-o", "-h", "-I", "--no-color"]
-    for w in words:
-        args += ["-e", w]
-    if rev:
-        args.append(rev)
-    args.append("--")
-    try:
-        proc = subprocess.run(
-            ["git", "-C", str(root), *args], capture_output=True, env=_env(), timeout=120
-        )
-    except (OSError, subprocess.SubprocessError):
-        return set()
-    if proc.returncode not in (0, 1):  # 1: nothing found
-        return set()
-    wanted = set(words)
-    return {w for w in proc.stdout.decode("utf-8", "replace").splitlines() if w in wanted}
+    found: set[str] = set()
+    for start in range(0, len(words), GREP_CHUNK):
+        found |= _grep_chunk(root, words[start : start + GREP_CHUNK], rev)
+    return found
 
 
-def numstat(root: Path, base: str, paths: Sequence[str]) -> dict[str, tuple[int, int]]:
-    """(added, deleted) lines per file between ``base`` and the work tree, renames among
-    ``paths`` detected (keyed by the new path); binary files left out."""
+GREP_CHUNK = 400
+_PCRE: dict[str, bool] = {}
+
+
+def _grep_chunk(root: Path, words: list[str], rev: str | None) -> set[str]:
+    tail = [rev, "--"] if rev else ["--"]
+    plain = all(re.fullmatch(r"\w+", w) for w in words)
+    attempts = []
+    if plain and _PCRE.get("ok", True):
+        attempts.append(["-P", "-e", "(?:" + "|".join(words) + ")"])
+    attempts.append(["-F", *[x for w in words for x in ("-e", w)]])
+    for pattern in attempts:
+        args = ["grep", "-w", "-o", "-h", "-I", "--no-color", *pattern, *tail]
+        try:
+            proc = subprocess.run(
+                ["git", "-C", str(root), *args], capture_output=True, env=_env(), timeout=300
+            )
+        except (OSError, subprocess.SubprocessError):
+            return set()
+        if proc.returncode in (0, 1):  # 1: nothing found
+            wanted = set(words)
+            return {w for w in proc.stdout.decode("utf-8", "replace").splitlines() if w in wanted}
+        if pattern[0] == "-P":
+            _PCRE["ok"] = False  # git built without PCRE: fixed strings from now on
+    return set()
+
+
+def numstat(
+    root: Path, base: str, paths: Sequence[str], target: str | None = None
+) -> dict[str, tuple[int, int]]:
+    """(added, deleted) lines per file between ``base`` and ``target`` (the work tree when
+    None), renames among ``paths`` detected (keyed by the new path); binary files left out."""
     if not paths:
         return {}
-    out = run(root, "diff", "-M", "--numstat", "-z", base, "--", *paths)
+    revs = [base, target] if target else [base]
+    out = run(root, "diff", "-M", "--numstat", "-z", *revs, "--", *paths)
     if out is None:
         return {}
     toks = out.split(b"\0")
@@ -219,6 +236,16 @@ def numstat(root: Path, base: str, paths: Sequence[str]) -> dict[str, tuple[int,
         if m.group(1) != "-":
             found[path] = (int(m.group(1)), int(m.group(2)))
     return found
+
+
+def changed_between(root: Path, a: str, b: str) -> set[str] | None:
+    """Every path added, changed, deleted or renamed (both names) between two commits; None
+    when git cannot tell."""
+    out = run(root, "diff", "-M", "--name-status", "-z", a, b, "--")
+    if out is None:
+        return None
+    toks = [t.decode("utf-8", "replace") for t in out.split(b"\0") if t]
+    return {t for t in toks if not re.fullmatch(r"[ACDMRTUXB]\d*", t)}
 
 
 def dirty(root: Path) -> set[str]:
