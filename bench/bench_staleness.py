@@ -128,7 +128,9 @@ def quality(requests: int) -> dict[str, Any]:
             f.unlink()
         store = MemoryStore(db)
         t0 = time.perf_counter()
-        summary = ingest(store, root=root, options={"sources": ["git"]})
+        # every commit is kept (bots and one-word subjects too): more labelled ones to check
+        keep = {"sources": ["git"], "include_bots": True, "include_trivial": True}
+        summary = ingest(store, root=root, options=keep)
         t_ingest = time.perf_counter() - t0
         t0 = time.perf_counter()
         verdicts = staleness.check(store, root)
@@ -250,15 +252,17 @@ def synthetic_repo(store: MemoryStore, root: Path) -> dict[str, int]:
         p = root / f
         p.parent.mkdir(parents=True, exist_ok=True)
         p.write_text("".join(f"line {i} of {f}\n" for i in range(40)))
-    env = {
-        **GIT_ENV,
-        "GIT_AUTHOR_DATE": "@1500000000 +0000",
-        "GIT_COMMITTER_DATE": "@1500000000 +0000",
-    }
+    times = [m.created_at for m in store.list(limit=20_000, order="id")]
+
+    def at(t: float) -> dict[str, str]:
+        stamp = f"@{int(t)} +0000"
+        return {**GIT_ENV, "GIT_AUTHOR_DATE": stamp, "GIT_COMMITTER_DATE": stamp}
+
     for k, v in (("user.name", "bench"), ("user.email", "bench@example.com")):
         git(root, "config", k, v)
     git(root, "add", "-A")
-    git(root, "commit", "-q", "-m", "the project", env=env)
+    # the project before every memory, the change after them all: each was learned before it
+    git(root, "commit", "-q", "-m", "the project", env=at(min(times) - 86_400))
     rng = random.Random(3)
     picked = rng.sample(files, len(files) // 5)
     gone, rewritten = picked[: len(picked) // 2], picked[len(picked) // 2 :]
@@ -267,7 +271,7 @@ def synthetic_repo(store: MemoryStore, root: Path) -> dict[str, int]:
     for f in rewritten:
         (root / f).write_text("".join(f"new {i}\n" for i in range(40)))
     git(root, "add", "-A")
-    git(root, "commit", "-q", "-m", "move things", env=env)
+    git(root, "commit", "-q", "-m", "move things", env=at(max(times) + 60))
     return {"files": len(files), "deleted": len(gone), "rewritten": len(rewritten)}
 
 

@@ -4,19 +4,21 @@ Not part of the product and sharing none of its code: each label is read off the
 history with plain ``git`` commands, one case at a time, so the product's batched checker
 (predictive.staleness) is measured against an independent reading.
 
-Cases are commits that say something about exactly one file (one file added or modified):
+Cases are commits, one case per commit (and so per memory), about one file: the commit added
+or modified exactly one file, and its message names no other file that existed then.
 
-- **file**: the commit's file. *stale* when, between the commit and the repository's HEAD
-  (``git rev-list L..HEAD``), it was deleted (and not brought back), renamed (``git log -M``
-  over that range, renames chained), or rewritten (``git diff --numstat L HEAD``: at least half
-  of the lines it had at ``L`` deleted or replaced); *valid* otherwise (a look-alike: the same
-  kind of memory whose file stayed).
-- **symbol**: such a commit whose message names ``name()`` where ``name`` is a whole word of
-  the file at ``L``. *stale* when the file is stale as above or ``name`` is no longer a word
-  of the file where it is now (removed, or moved to another file); *valid* otherwise.
 - **dependency**: a commit touching only manifests and lock files whose diff adds a line
   naming a package that its message names. *stale* when no manifest at HEAD has a line
-  naming it (``git grep -w``) or the manifest is stale as a file; *valid* otherwise.
+  naming it (``git grep -w``) or the manifest is stale as a file (below); *valid* otherwise.
+- **symbol**: a commit whose message names symbols (``name()``, or identifiers in backticks
+  with an underscore or an inner capital) that are whole words of its file at ``L``.
+  *stale* when the file is stale (below) or one of them is no longer a word of the file where
+  it is now (removed, or moved to another file); *valid* otherwise.
+- **file**: any other such commit. *stale* when, between the commit and the repository's
+  HEAD (``git rev-list L..HEAD``), its file was deleted (and not brought back), renamed
+  (``git log -M`` over that range, renames chained), or rewritten (``git diff --numstat L
+  HEAD``: at least half of the lines it had at ``L`` deleted or replaced); *valid* otherwise
+  (a look-alike: the same kind of memory whose file stayed).
 
 Sampling: per repository and type, up to ``--per`` stale and ``--per`` valid cases, seeded.
 
@@ -140,6 +142,74 @@ def added_packages(root: Path, sha: str, manifest: str) -> list[str]:
     return names
 
 
+TICKED = re.compile(r"`([A-Za-z_][\w]*)(?:\(\))?`")
+PATHLIKE = re.compile(r"(?<![\w/.-])((?:[\w.-]+/)*[\w-]+\.[A-Za-z]{1,6})(?![\w/])")
+
+
+def symbols_named(message: str) -> list[str]:
+    """``name()`` calls and identifiers in backticks that read as code (an underscore, an
+    inner capital)."""
+    ticked = [
+        t for t in TICKED.findall(message) if "_" in t.strip("_") or re.search(r"[a-z][A-Z]", t)
+    ]
+    return list(dict.fromkeys([*CALL.findall(message), *ticked]))
+
+
+def names_other_paths(root: Path, sha: str, message: str, path: str) -> bool:
+    """Whether the message names a file other than ``path`` that existed at ``sha``."""
+    tokens = [t for t in dict.fromkeys(PATHLIKE.findall(message)) if t != path]
+    if not tokens:
+        return False
+    out = subprocess.run(
+        ["git", "-C", str(root), "cat-file", "--batch-check"],
+        input="".join(f"{sha}:{t}\n" for t in tokens),
+        capture_output=True,
+        text=True,
+    ).stdout
+    return any(line.endswith(" blob") or " blob " in line for line in out.splitlines())
+
+
+def dependency_case(
+    root: Path, head: str, c: dict[str, Any], files: list[list[str]]
+) -> dict[str, Any] | None:
+    """A commit touching only manifests and lock files that adds a package it names."""
+    manifests = [f[-1] for f in files if MANIFESTS.search(f[-1])]
+    if not manifests or not all(MANIFESTS.search(f[-1]) or LOCKS.search(f[-1]) for f in files):
+        return None
+    if any(f[0] not in ("M", "A") for f in files):
+        return None
+    for manifest in manifests:
+        for pkg in dict.fromkeys(added_packages(root, c["sha"], manifest)):
+            if not re.search(rf"(?<![\w-]){re.escape(pkg)}(?![\w-])", c["message"], re.I):
+                continue
+            fate = file_fate(root, c["sha"], head, manifest)
+            at_head = git(
+                root,
+                "grep",
+                "-i",
+                "-w",
+                "-l",
+                pkg,
+                head,
+                "--",
+                "*pyproject.toml",
+                "*requirements*.txt",
+                "*package.json",
+                "*setup.cfg",
+                ok=(0, 1),
+            ).strip()
+            why = [f"{pkg} in no manifest at HEAD"] if not at_head else []
+            if fate["state"] != "kept":
+                why.append(fate["why"])
+            return {
+                "type": "dependency",
+                "cites": {"file": manifest, "dependency": pkg},
+                "stale": bool(why),
+                "why": "; ".join(why) or f"{pkg} still declared; {fate['why']}",
+            }
+    return None
+
+
 def cases_of(
     name: str, root: Path, head: str, per: int, rng: random.Random
 ) -> list[dict[str, Any]]:
@@ -154,86 +224,39 @@ def cases_of(
             "learned_at": c["sha"],
         }
         subject = c["message"].splitlines()[0] if c["message"] else ""
-        if len(files) == 1 and files[0][0] in ("M", "A") and len(files[0]) == 2:
+        case = dependency_case(root, head, c, files) if files else None
+        if case is None and len(files) == 1 and files[0][0] in ("M", "A") and len(files[0]) == 2:
             path = files[0][1]
+            if names_other_paths(root, c["sha"], c["message"], path):
+                continue  # a memory about one file only
             fate = file_fate(root, c["sha"], head, path)
-            stale = fate["state"] != "kept"
-            case = {**base, "type": "file", "subject": subject, "cites": {"file": path}}
-            pools.setdefault(("file", "stale" if stale else "valid"), []).append(
-                {**case, "label": "stale" if stale else "valid", "why": fate["why"]}
-            )
             text_then = lines_at(root, c["sha"], path)
-            for sym in dict.fromkeys(CALL.findall(c["message"])):
-                if not word_in(text_then, sym):
-                    continue
+            named = [s for s in symbols_named(c["message"]) if word_in(text_then, s)]
+            if not named:
+                stale = fate["state"] != "kept"
+                case = {"type": "file", "cites": {"file": path}, "stale": stale, "why": fate["why"]}
+            else:
                 where = lines_at(root, head, fate["now"]) if fate["now"] else None
-                gone = not word_in(where, sym)
-                why = fate["why"] if stale else ""
-                if gone:
+                gone = [s for s in named if not word_in(where, s)]
+                why = [fate["why"]] if fate["state"] != "kept" else []
+                for sym in gone:
                     anywhere = git(root, "grep", "-w", "-l", sym, head, "--", ok=(0, 1)).strip()
-                    others = len(anywhere.splitlines())
-                    why = (why + "; " if why else "") + (
-                        f"{sym}() no longer in {fate['now'] or path}, in {others} other file(s)"
-                        if anywhere
-                        else f"{sym}() no longer in any tracked file"
+                    why.append(
+                        f"{sym} no longer in {fate['now'] or path}"
+                        + (f", in {len(anywhere.splitlines())} other file(s)" if anywhere else "")
                     )
-                label = "stale" if stale or gone else "valid"
-                pools.setdefault(("symbol", label), []).append(
-                    {
-                        **base,
-                        "type": "symbol",
-                        "subject": subject,
-                        "cites": {"file": path, "symbol": sym},
-                        "label": label,
-                        "why": why or f"{sym}() still in {fate['now']}; {fate['why']}",
-                    }
-                )
-        manifests = [f[-1] for f in files if MANIFESTS.search(f[-1])]
-        if manifests and all(MANIFESTS.search(f[-1]) or LOCKS.search(f[-1]) for f in files):
-            if any(f[0] not in ("M", "A") for f in files):
-                continue
-            for manifest in manifests:
-                for pkg in dict.fromkeys(added_packages(root, c["sha"], manifest)):
-                    if not re.search(rf"(?<![\w-]){re.escape(pkg)}(?![\w-])", c["message"], re.I):
-                        continue
-                    fate = file_fate(root, c["sha"], head, manifest)
-                    at_head = git(
-                        root,
-                        "grep",
-                        "-i",
-                        "-w",
-                        "-l",
-                        pkg,
-                        head,
-                        "--",
-                        "*pyproject.toml",
-                        "*requirements*.txt",
-                        "*package.json",
-                        "*setup.cfg",
-                        ok=(0, 1),
-                    ).strip()
-                    stale = not at_head or fate["state"] != "kept"
-                    why = (
-                        "; ".join(
-                            x
-                            for x in (
-                                "" if at_head else f"{pkg} in no manifest at HEAD",
-                                fate["why"] if fate["state"] != "kept" else "",
-                            )
-                            if x
-                        )
-                        or f"{pkg} still declared; {fate['why']}"
-                    )
-                    pools.setdefault(("dependency", "stale" if stale else "valid"), []).append(
-                        {
-                            **base,
-                            "type": "dependency",
-                            "subject": subject,
-                            "cites": {"file": manifest, "dependency": pkg},
-                            "label": "stale" if stale else "valid",
-                            "why": why,
-                        }
-                    )
+                case = {
+                    "type": "symbol",
+                    "cites": {"file": path, "symbols": named},
+                    "stale": fate["state"] != "kept" or bool(gone),
+                    "why": "; ".join(why) or f"{', '.join(named)} still there; {fate['why']}",
+                }
+        if case is None:
+            continue
+        label = "stale" if case.pop("stale") else "valid"
+        pools.setdefault((case["type"], label), []).append(
+            {**base, **case, "subject": subject, "label": label}
+        )
     out = []
     for key in sorted(pools):
         pool = pools[key]
