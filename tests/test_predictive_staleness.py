@@ -280,3 +280,30 @@ def test_a_head_move_keeps_the_verdicts_of_memories_it_did_not_touch(
     head = repo.git("rev-parse", "HEAD")
     assert set(store.citations.verdicts(head)) == {config, readme}
     service.close()
+
+
+def test_search_answers_and_the_review_list_carry_stale_memories(
+    store: MemoryStore, repo: Repo
+) -> None:
+    from predictive import operations as ops
+
+    gone = decision(store, "Settings are read with parse_config() in src/config.py.")
+    kept = decision(store, "Settings fall back to defaults() in src/config.py.")
+    untouched = decision(store, "Settings are reviewed by two people.")
+    staleness.check(store, repo.root)
+    loader = "def parse_config(path):\n    with open(path) as f:\n        return json.load(f)\n"
+    repo.commit("Drop the JSON loader", {"src/config.py": CONFIG.replace(loader, "")})
+    staleness.check(store, repo.root)
+
+    found = ops.search(store, ops.SearchArgs(query="settings", mode="keyword")).to_dict()
+    by_id = {r["id"]: r for r in found["results"]}
+    assert {gone, kept, untouched} <= set(by_id)
+    assert by_id[gone]["stale"] == {
+        "state": "gone",
+        "notes": ["parse_config() no longer exists in src/config.py"],
+    }
+    assert "stale" not in by_id[kept] and "stale" not in by_id[untouched]
+
+    review = ops.contradictions(store, ops.ContradictionsArgs()).to_dict()
+    assert [(s["id"], s["state"]) for s in review["stale"]] == [(gone, "gone")]
+    assert "stale" not in ops.contradictions(store, ops.ContradictionsArgs("open")).to_dict()
