@@ -107,46 +107,63 @@ def _code_like(word: str) -> bool:
 
 def candidates(m: Memory) -> Candidates:
     """What ``m`` names in the code (see the module's docstring)."""
-    out = Candidates()
+    symbols, modules, deps = _ticked(m)
+    return Candidates(
+        files=_files(m)[:MAX_FILES],
+        symbols=[s for s in symbols if s.lower() not in _COMMON][:MAX_SYMBOLS],
+        modules=modules[:MAX_SYMBOLS],
+        dependencies=_dependencies(m.text, deps)[:MAX_SYMBOLS],
+        commands=_commands(m.text)[:MAX_SYMBOLS],
+    )
+
+
+def _files(m: Memory) -> list[str]:
+    """File anchors, a commit's files and paths in the text."""
     files: dict[str, None] = {}
     for a in m.anchors:
         if a.type is AnchorType.FILE and (p := _clean_path(a.value)):
             files[p] = None
     meta = m.metadata if isinstance(m.metadata, dict) else {}
-    for p in meta.get("files") or () if isinstance(meta.get("files"), list) else ():
+    listed = meta.get("files")
+    for p in listed if isinstance(listed, list) else ():
         if isinstance(p, str) and (c := _clean_path(p)):
             files[c] = None
-    text = m.text
-    for found in _PATH.findall(text):
+    for found in _PATH.findall(m.text):
         if (c := _clean_path(found)) and not re.fullmatch(r"[\d.]+", c.rsplit(".", 1)[0]):
             files[c] = None
-    out.files = list(files)[:MAX_FILES]
+    return list(files)
 
+
+def _ticked(m: Memory) -> tuple[list[str], list[str], list[str]]:
+    """Symbols (calls, code-like words in backticks, symbol anchors), dotted module names
+    and plain names in backticks (perhaps packages)."""
     symbols: dict[str, None] = {}
-    for call in _CALL.findall(text):
+    for call in _CALL.findall(m.text):
         name = call.rsplit(".", 1)[-1]
         if name.lower() not in _COMMON and len(name) > 2:
             symbols[call] = None
     modules: dict[str, None] = {}
     deps: dict[str, None] = {}
-    for tick in _TICKED.findall(text):
+    for tick in _TICKED.findall(m.text):
         word = tick.removesuffix("()")
         if _DOTTED.match(word) and not _PATH.fullmatch(word):
             modules[word] = None
-            continue
-        if _IDENT.match(word):
+        elif _IDENT.match(word):
             if _code_like(word):
                 symbols[word] = None
             elif len(word) > 1:
-                deps[word] = None  # a plain name in backticks: perhaps a package
+                deps[word] = None
         elif re.fullmatch(r"@?[\w.-]+(?:/[\w.-]+)?", word) and not _PATH.fullmatch(word):
             deps[word] = None
     for a in m.anchors:
         if a.type is AnchorType.SYMBOL and _IDENT.match(a.value.rsplit(".", 1)[-1]):
             symbols[a.value] = None
-    out.symbols = [s for s in symbols if s.lower() not in _COMMON][:MAX_SYMBOLS]
-    out.modules = list(modules)[:MAX_SYMBOLS]
+    return list(symbols), list(modules), list(deps)
 
+
+def _dependencies(text: str, ticked: list[str]) -> list[str]:
+    """Names in install commands and next to words like *library*, after ``ticked``."""
+    deps: dict[str, None] = dict.fromkeys(ticked)
     for args in _INSTALL.findall(text):
         for arg in args.split():
             if arg.startswith("-"):
@@ -157,16 +174,18 @@ def candidates(m: Memory) -> Candidates:
                 deps[re.split(r"[=<>~^@\[]", arg, maxsplit=1)[0]] = None
     for a, b in _CUE.findall(text):
         deps[a or b] = None
-    out.dependencies = [d for d in deps if d and len(d) > 1][:MAX_SYMBOLS]
+    return [d for d in deps if d and len(d) > 1]
 
+
+def _commands(text: str) -> list[str]:
+    """``npm <script>`` for npm/yarn/pnpm scripts, ``make <target>``."""
     commands: dict[str, None] = {}
     for tool, script, make, target in _COMMAND.findall(text):
         if tool and script not in _NPM_BUILTINS:
             commands[f"npm {script}"] = None
         elif make:
             commands[f"make {target}"] = None
-    out.commands = list(commands)[:MAX_SYMBOLS]
-    return out
+    return list(commands)
 
 
 def symbol_name(symbol: str) -> str:

@@ -798,6 +798,7 @@ def cmd_context(session: ProjectSession, a: argparse.Namespace) -> int:
         )
     session.embed_pending(_progress("embedding"))
     session.fill_levels()
+    session.engine.wait_for_staleness = True  # one answer: its candidates are checked now
     result = session.context(request)
     if a.json:
         _print_json(to_wire(result))

@@ -16,7 +16,7 @@ from storage import db as dbmod
 from storage.rows import now
 
 if TYPE_CHECKING:
-    from storage.repository import MemoryStore
+    from storage.store_view import StoreConn
 
 CITATION_TYPES = ("file", "symbol", "dependency", "command")
 VERDICTS = ("current", "changed", "gone", "unknown")
@@ -61,7 +61,7 @@ class StoredVerdict:
 class Citations:
     """Citations (``citations``, ``citation_origins``) and verdicts (``staleness``)."""
 
-    def __init__(self, store: MemoryStore) -> None:
+    def __init__(self, store: StoreConn) -> None:
         self._store = store
 
     def unrecorded(self, version: int, *, limit: int = 1000, after: int = 0) -> list[int]:
