@@ -217,6 +217,10 @@ def test_context_marks_changed_items_and_never_serves_a_gone_one_as_current(
     assert "(stale)" in after.markdown
     assert "parse_config() no longer exists in src/config.py" in after.markdown
     assert tiers[moved].tier.value == "critical"
+    assert tiers[moved].stale == {
+        "state": "changed",
+        "notes": ["src/config.py rewritten since this decision (2 commits)"],
+    }, after.markdown
     assert "⚠ changed since: src/config.py rewritten since this decision (2 commits)" in (
         after.markdown
     )
