@@ -399,7 +399,7 @@ class Checker:
             fp = self.fingerprint(o)
             m = mems.get(mid)
             pos = self.history.positions.get(o.commit) if o.commit else None
-            if m is None or pos is None:
+            if m is None or pos is None or not self.history.complete:
                 out[mid] = Checked(Verdict(UNKNOWN), fp)
                 continue
             subject = _subject(m)
@@ -746,7 +746,11 @@ class Staleness:
                 self._uncited |= {mid for mid, o in known.items() if not o.citations}
         if not todo:
             return
-        if self._checker is None or self._checker.head != head:
+        if (
+            self._checker is None
+            or self._checker.head != head
+            or not self._checker.history.complete
+        ):
             self._checker = Checker(root, head)
         else:
             self._checker.dirty = git_tree.dirty(root)

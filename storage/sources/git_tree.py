@@ -41,6 +41,7 @@ def run(root: Path, *args: str, stdin: bytes | None = None, timeout: float = 120
     except (OSError, subprocess.SubprocessError):
         return None
     if proc.returncode != 0:
+        log.debug("git %s failed: %s", args[0], proc.stderr[-300:])
         return None
     return proc.stdout
 
@@ -270,6 +271,7 @@ class History:
     """Every change to every path reachable from one head, from one ``git log`` walk."""
 
     head: str
+    complete: bool = False  # False when git could not be read (nothing can be told)
     positions: dict[str, int] = field(default_factory=dict)
     touches: dict[str, list[Touch]] = field(default_factory=dict)  # newest first
     shas: list[str] = field(default_factory=list)
@@ -282,8 +284,9 @@ def history(root: Path, head: str) -> History:
     hist.shas = ancestry(root, head)
     hist.positions = {s: i for i, s in enumerate(hist.shas)}
     out = run(root, "log", "-M", "--raw", "--numstat", "-z", "--format=%x1e%H", head, "--")
-    if out is None:
+    if out is None or not hist.shas:
         return hist
+    hist.complete = True
     toks = out.split(b"\0")
     pos = -1
     raw: dict[str, Touch] = {}
