@@ -593,10 +593,10 @@ class Staleness:
         self._pool: ThreadPoolExecutor | None = None
         self._checker: Checker | None = None
 
-    def head(self) -> str | None:
-        """HEAD as last read (read again at most every :data:`HEAD_SECONDS`)."""
+    def head(self, *, fresh: bool = False) -> str | None:
+        """HEAD as last read (read again at most every :data:`HEAD_SECONDS`, or now)."""
         now = time.monotonic()
-        if self.root is not None and now - self._head_read >= HEAD_SECONDS:
+        if self.root is not None and (fresh or now - self._head_read >= HEAD_SECONDS):
             self._head_read = now
             self._head_seen = git_tree.head_sha(self.root)
         return self._head_seen
@@ -613,7 +613,7 @@ class Staleness:
             return {}
 
     def _lookup(self, ids: list[int], wait: bool) -> dict[int, Verdict]:
-        head = self.head()
+        head = self.head(fresh=wait)
         if head is None:
             return {}
         if head != self._head:
@@ -687,6 +687,7 @@ class Staleness:
     def _refresh(self, work: _Work, head: str) -> None:
         assert self.root is not None
         store, root = self.store, self.root
+        head = self.head(fresh=True) or head  # checked against the HEAD of now
         if head != self._head:
             # another HEAD: what was stored for it holds (while its files are unchanged), and
             # so does a verdict of the last HEAD that cites nothing the move changed
