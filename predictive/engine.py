@@ -43,6 +43,7 @@ from predictive.rule_topics import TOPIC_MIN, RuleIndex, binding
 from predictive.scoring import HybridScorer
 from predictive.selection import MANY_FILES, admit, loaded_by, place
 from predictive.signals import Activity, Diagnostic, infer_activity
+from predictive.staleness import GONE, Staleness, Verdict
 from predictive.tokens import count_tokens, truncate_to_tokens
 from predictive.topics import file_topics
 from storage import (
@@ -112,6 +113,8 @@ RULE_TOPIC_STEP = 0.02
 RULE_BINDING_BONUS = 0.1
 LONG_RULE = 4  # sections a rule file has at least before its off-topic ones become pointers
 NARROWER = 0.05  # how much narrower a rule's glob must be to make a broader one's sections pointers
+CHANGED_WEIGHT = 0.85  # a memory whose code changed since ranks after one that still holds
+GONE_WEIGHT = 0.3  # one whose subject is gone: a pointer in the Index at most, marked stale
 
 
 @dataclass(frozen=True)
@@ -139,6 +142,7 @@ class Item:
     memory_id: int | None
     kind: str
     label: str | None = None  # the memory's one-line index label, for lists in editors
+    stale: dict[str, Any] | None = None  # the code it cites changed or is gone (staleness)
 
     def to_dict(self) -> dict[str, Any]:
         return dict(self.__dict__, tier=self.tier.value, score=round(self.score, 6))
@@ -235,6 +239,17 @@ class _Cand:
     reasons: set[str] = field(default_factory=set)
 
 
+def _marked(renderings: dict[Level, str], verdict: Verdict) -> dict[Level, str]:
+    """Each level of a memory whose code changed, with the line that says how."""
+    mark = verdict.mark()
+    if not mark:
+        return renderings
+    return {
+        lv: (f"{r} ({mark})" if lv is Level.INDEX else f"{r}\n  - {mark}")
+        for lv, r in renderings.items()
+    }
+
+
 def _read_text(path: Path) -> str | None:
     try:
         if not path.is_file() or path.stat().st_size > MAX_FILE_BYTES:
@@ -260,6 +275,8 @@ class ContextEngine:
         root: str | Path | None = None,
         cache_size: int = 64,
         search_k: int = 40,
+        staleness: Staleness | None = None,
+        wait_for_staleness: bool = False,
     ) -> None:
         self.store = store
         self.budget = budget or BudgetConfig()
@@ -281,6 +298,9 @@ class ContextEngine:
         self._rule_index: tuple[int, RuleIndex] | None = None
         self._breadth = GlobBreadth(self.root)
         self._said: OrderedDict[tuple[Any, ...], list[Said]] = OrderedDict()
+        # the code memories cite, checked against the tree (a one-shot engine waits for it)
+        self.staleness = staleness or Staleness(store, self.root)
+        self.wait_for_staleness = wait_for_staleness
 
     # ---- public ----------------------------------------------------------------------------
 
@@ -309,6 +329,7 @@ class ContextEngine:
             generation,
             request.as_of,
             hashlib.sha1((text or "").encode("utf-8", "replace")).hexdigest(),
+            self.staleness.epoch,
         )
         with self._lock:
             hit = self._cache.get(key)
@@ -565,6 +586,12 @@ class ContextEngine:
         disputed = {i for c in open_ for i in (c.memory_a, c.memory_b)}
         for i in restated(((i, cands[i].memory.text) for i in ranked), keep=disputed):
             del cands[i]
+        # Checked against the code it cites: what is gone is never served as current.
+        verdicts = (
+            self.staleness.lookup(list(cands), wait=self.wait_for_staleness)
+            if request.as_of is None and cands
+            else {}
+        )
         tiers: dict[Tier, list[Candidate]] = {t: [] for t in TIERS}
         scored: dict[int, float] = {}
         for mid, c in cands.items():
@@ -577,6 +604,13 @@ class ContextEngine:
             tier = choice.tier
             # How strongly it is tied to this file decides; usage, age and kind nudge.
             s = (RELEVANCE_SHARE * c.relevance + (1 - RELEVANCE_SHARE) * prior) * choice.weight
+            verdict = verdicts.get(mid)
+            if verdict is not None and verdict.stale:
+                scored[mid] = s * (GONE_WEIGHT if verdict.state == GONE else CHANGED_WEIGHT)
+                if verdict.state == GONE:
+                    tiers[Tier.INDEX].append(self._stale_pointer(c.memory, verdict, scored[mid]))
+                    continue
+                s = scored[mid]
             renderings = self._renderings_for(c.memory, c.reasons, terms, request.as_of)
             meta = c.memory.metadata if isinstance(c.memory.metadata, dict) else {}
             if meta.get("unit") == "session" and renderings is None:
@@ -607,13 +641,16 @@ class ContextEngine:
                 renderings = cap_renderings(
                     renderings, serving_level(c.memory.kind, c.memory.created_at, now)
                 )
+            if verdict is not None and verdict.stale:
+                renderings = _marked(renderings, verdict)
             tiers[tier].append(Candidate(f"m{mid}", s, renderings, mid))
 
         # Only an open contradiction is put in front of the AI: one with strong evidence (an
         # explicit supersession, one fact with two values, a judge, the user); the scanner's
         # suspicions wait in the review list with status "suspected".
         self._add_contradictions(tiers, open_, scored)
-        self._add_index(tiers, cands, scored, facts.module)
+        gone = {i for i, v in verdicts.items() if v.state == GONE}
+        self._add_index(tiers, cands, scored, facts.module, gone)
         self._add_areas(tiers, facts.path, cands, request.as_of)
 
         # The title never takes more than a quarter of the budget (a huge branch name or path
@@ -642,6 +679,9 @@ class ContextEngine:
                 else p.candidate.key.rstrip("0123456789"),
                 label_of(cands[p.candidate.memory_id].memory)
                 if p.candidate.memory_id in cands
+                else None,
+                verdicts[p.candidate.memory_id].to_dict()
+                if p.candidate.memory_id in verdicts and verdicts[p.candidate.memory_id].stale
                 else None,
             )
             for t in TIERS
@@ -896,6 +936,7 @@ class ContextEngine:
         cands: dict[int, _Cand],
         scored: dict[int, float],
         module: str | None,
+        gone: frozenset[int] | set[int] = frozenset(),
     ) -> None:
         topics = file_topics([cands[i].memory for i in sorted(cands, key=lambda i: -scored[i])])
         rend = topic_renderings([t for t in topics if t[0] != module])  # not the file itself
@@ -904,6 +945,8 @@ class ContextEngine:
         # Pointers to the best candidates: shown in the index when no richer tier took them.
         best = sorted(cands, key=lambda i: -scored.get(i, 0.0))[:MAX_POINTERS]
         for mid in best:
+            if mid in gone:  # pointed at already, marked stale
+                continue
             c = cands[mid]
             label = pointer(
                 c.memory, c.memory.index_label or self._levels(c.memory).get("index_label")
@@ -917,6 +960,12 @@ class ContextEngine:
                         mid,
                     )
                 )
+
+    def _stale_pointer(self, m: Memory, verdict: Verdict, score: float) -> Candidate:
+        """A memory whose subject is gone: an Index pointer that says so."""
+        label = pointer(m, m.index_label or self._levels(m).get("index_label")) or f"{m.kind.value}"
+        text = f"- #{m.id} (stale) {' '.join(label.split())} — {verdict.mark()}"
+        return Candidate(f"m{m.id}", score, {Level.INDEX: text}, m.id)
 
     def _add_areas(
         self,

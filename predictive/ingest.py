@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from predictive import staleness
 from predictive.categories import refresh_categories
 from predictive.commit_noise import CommitFilter
 from predictive.conflicts import scan_backlog
@@ -36,7 +37,7 @@ from predictive.llm_extract import extract_with
 from predictive.llm_judge import scanner_judge
 from predictive.mentions import FileIndex, count_modules
 from predictive.mentions import count as count_mentions
-from storage.conflict_pairs import max_memory_id
+from storage.conflict_pairs import ids_after, max_memory_id
 from storage.errors import InvalidInput, StoreError
 from storage.models import ContradictionStatus, EdgeType
 from storage.repository import MemoryStore
@@ -633,6 +634,8 @@ def run(
     # contradictions: the new memories against what the store knew, for a bounded time
     scanned = None if opts.dry_run else _scan_contradictions(store, before, job.llm)
     opened, suspected = (0, 0) if scanned is None else scanned[:2]
+    if not opts.dry_run:  # what the new memories cite, and the commit they were learned at
+        staleness.record(store, root, ids_after(store, before))
     added = sum(r.added for r in reports.values())
     categories = None
     if added and not opts.dry_run:  # new memories join their areas (predictive.categories)

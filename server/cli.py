@@ -847,6 +847,7 @@ def cmd_context(session: ProjectSession, a: argparse.Namespace) -> int:
         )
     session.embed_pending(_progress("embedding"))
     session.fill_levels()
+    session.engine.wait_for_staleness = True  # one answer: its candidates are checked now
     result = session.context(request)
     if a.json:
         _print_json(to_wire(result))
@@ -881,10 +882,18 @@ def cmd_ask(session: ProjectSession, a: argparse.Namespace) -> int:
 
 def cmd_contradictions(session: ProjectSession, a: argparse.Namespace) -> int:
     store = session.store
+    if a.status in ("review", "all"):  # memories whose code changed are reviewed too
+        from predictive.staleness import check
+
+        check(store, session.root)
     found = ops.contradictions(store, ops.ContradictionsArgs(status=a.status, limit=a.limit))
     if a.json:
         _print_json(to_wire(found))
         return EXIT_OK
+    for s in found.stale:
+        print(f"stale #{s.memory.id} [{s.state}] {'; '.join(s.notes[:2])}")
+    if found.stale:
+        print("(memories whose cited code changed or is gone; forget or update them)\n")
     if not found.contradictions:
         which = {"all": "", "review": "open or suspected "}.get(a.status, a.status + " ")
         print(f"No {which}contradictions.")

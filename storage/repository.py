@@ -2,7 +2,7 @@
 
 Each concern has its own part, reached from the store: ``store.graph``, ``store.contradictions``,
 ``store.usage``, ``store.categories``, ``store.levels``, ``store.embeddings``, ``store.cursors``,
-``store.locks``.
+``store.locks``, ``store.citations``.
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ import numpy as np
 
 from storage import db as dbmod
 from storage.categories import Categories
+from storage.citations import Citations
 from storage.contradictions import Contradictions
 from storage.cursors import Cursors
 from storage.embeddings import Embedder
@@ -256,6 +257,7 @@ class MemoryStore:
         self.locks = LockStore(self)
         self.llm = LlmRecords(self)
         self.shared = SharedFiles(self)
+        self.citations = Citations(self)
         self.conn  # open now so that errors surface at construction  # noqa: B018
 
     # ---- plumbing --------------------------------------------------------------------------
@@ -778,6 +780,8 @@ class MemoryStore:
             vgen = bump(conn, vectors=new_vec is not None or stale)
             if stale:
                 conn.execute("DELETE FROM embeddings WHERE memory_id = ?", (memory_id,))
+            if "text" in values:  # what a new text cites is recorded again
+                conn.execute("DELETE FROM citation_origins WHERE memory_id = ?", (memory_id,))
             if values:
                 values["updated_at"] = now()
                 sets = ", ".join(f"{k} = ?" for k in values)

@@ -344,7 +344,7 @@ DELETE FROM edges WHERE type = 'CONTRADICTS' AND EXISTS (
 );
 """
 
-# v9: candidate pairs by subject (shared names, anchors, meaning) that wait for a judge, or
+# v8: candidate pairs by subject (shared names, anchors, meaning) that wait for a judge, or
 # that one judged; ``texts`` is the two texts' content hashes, so the same texts stored again
 # under other ids are the same pair.
 _V8 = """
@@ -367,7 +367,7 @@ CREATE INDEX conflict_candidates_status ON conflict_candidates(status, score);
 CREATE INDEX conflict_candidates_texts ON conflict_candidates(texts);
 """
 
-# v10: team memory. ``review``: whether a memory may be shared with the team (``proposed``
+# v9: team memory. ``review``: whether a memory may be shared with the team (``proposed``
 # until someone approves it; ``rejected`` never). Memories the user wrote or that come from
 # the repository itself are approved; what was extracted from elsewhere (chats, agents, fixes
 # seen in the editor) waits for review. ``shared_files``: the files of the shared folder
@@ -389,4 +389,35 @@ CREATE TABLE shared_files(
 CREATE INDEX shared_files_memory ON shared_files(memory_id);
 """
 
-MIGRATIONS: list[str] = [_V1, _V2, _V3, _V4, _V5, _V6, _V7, _V8, _V9]
+# v10: what a memory cites in the code (files, symbols, dependencies, commands) and the commit
+# it was learned at, so it can be checked against the current tree; and the last verdict of
+# that check per memory (current / changed / gone / unknown), valid for one HEAD commit and
+# one state of the cited files (``fingerprint``: their modification times). Memories stored
+# before v10 have no origin row: they are recorded lazily (predictive.staleness).
+_V10 = """
+CREATE TABLE citations(
+    memory_id INTEGER NOT NULL REFERENCES memories(id) ON DELETE CASCADE,
+    type      TEXT NOT NULL CHECK (type IN ('file','symbol','dependency','command')),
+    value     TEXT NOT NULL,
+    path      TEXT NOT NULL DEFAULT '',
+    PRIMARY KEY (memory_id, type, value, path)
+) WITHOUT ROWID;
+CREATE INDEX citations_value ON citations(type, value);
+CREATE TABLE citation_origins(
+    memory_id   INTEGER PRIMARY KEY REFERENCES memories(id) ON DELETE CASCADE,
+    commit_sha  TEXT,
+    version     INTEGER NOT NULL,
+    recorded_at REAL NOT NULL
+);
+CREATE TABLE staleness(
+    memory_id   INTEGER PRIMARY KEY REFERENCES memories(id) ON DELETE CASCADE,
+    head        TEXT NOT NULL,
+    fingerprint TEXT NOT NULL,
+    verdict     TEXT NOT NULL CHECK (verdict IN ('current','changed','gone','unknown')),
+    notes       TEXT NOT NULL DEFAULT '[]' CHECK (json_valid(notes)),
+    checked_at  REAL NOT NULL
+);
+CREATE INDEX staleness_verdict ON staleness(verdict, head);
+"""
+
+MIGRATIONS: list[str] = [_V1, _V2, _V3, _V4, _V5, _V6, _V7, _V8, _V9, _V10]

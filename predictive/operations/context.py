@@ -51,7 +51,7 @@ def context_for_file(
         if store.embeddings.pending():
             store.embeddings.embed_pending()
         backfill_levels(store)
-        engine = ContextEngine(store, root=root)
+        engine = ContextEngine(store, root=root, wait_for_staleness=True)
     base = editor.request_for(rel) if editor is not None else ContextRequest(path=rel)
     if base.branch is None:
         base = replace(base, branch=current_branch(root))

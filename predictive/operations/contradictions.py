@@ -13,7 +13,13 @@ from __future__ import annotations
 from predictive.operations.errors import ArgumentError
 from predictive.operations.memory import levels_of, memory_of
 from predictive.operations.requests import ContradictionsArgs, ResolveArgs
-from predictive.operations.results import Brief, ContradictionList, ContradictionView, Side
+from predictive.operations.results import (
+    Brief,
+    ContradictionList,
+    ContradictionView,
+    Side,
+    StaleMemory,
+)
 from storage import (
     Contradiction,
     ContradictionStatus,
@@ -97,7 +103,21 @@ def contradictions(store: MemoryStore, a: ContradictionsArgs) -> ContradictionLi
         found = store.contradictions.query(ContradictionStatus(a.status))
     # open before suspected (each newest first, as stored)
     found = sorted(found, key=lambda c: _ORDER[c.status])[: a.limit]
-    return ContradictionList(a.status, tuple(view(store, c) for c in found))
+    stale: tuple[StaleMemory, ...] = ()
+    if a.status in ("review", "all"):
+        stale = stale_memories(store, a.limit)
+    return ContradictionList(a.status, tuple(view(store, c) for c in found), stale)
+
+
+def stale_memories(store: MemoryStore, limit: int) -> tuple[StaleMemory, ...]:
+    """Memories whose cited code is gone (first) or changed, as last checked."""
+    rows = store.citations.stale(None, limit=limit)
+    mems = {m.id: m for m in store.get_many([r.memory_id for r in rows])}
+    return tuple(
+        StaleMemory(Brief.of(mems[r.memory_id]), r.verdict, r.notes)
+        for r in rows
+        if r.memory_id in mems
+    )
 
 
 def resolve_contradiction(store: MemoryStore, a: ResolveArgs) -> ContradictionView:

@@ -101,6 +101,7 @@ class Remembered(Result):
 class SearchResults(Result):
     query: str
     results: tuple[Found, ...]
+    stale: dict[int, Any] = field(default_factory=dict)  # memory id → its staleness Verdict
 
     def to_dict(self) -> dict[str, Any]:
         out = []
@@ -108,6 +109,8 @@ class SearchResults(Result):
             d = r.to_dict()
             if r.memory is not None:
                 d["compressed"] = r.memory.compressed
+                if r.memory.id in self.stale:
+                    d["stale"] = self.stale[r.memory.id].to_dict()
             out.append(d)
         return {"query": self.query, "count": len(out), "results": out}
 
@@ -254,16 +257,32 @@ class ContradictionView(Result):
 
 
 @dataclass(frozen=True)
+class StaleMemory(Result):
+    """A memory whose cited code changed (``changed``) or is gone (``gone``), and how."""
+
+    memory: Brief
+    state: str
+    notes: tuple[str, ...]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {**self.memory.to_dict(), "state": self.state, "notes": list(self.notes)}
+
+
+@dataclass(frozen=True)
 class ContradictionList(Result):
     status: str
     contradictions: tuple[ContradictionView, ...]
+    stale: tuple[StaleMemory, ...] = ()  # the review list also holds memories gone stale
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        out: dict[str, Any] = {
             "status": self.status,
             "count": len(self.contradictions),
             "contradictions": [c.to_dict() for c in self.contradictions],
         }
+        if self.status in ("review", "all"):
+            out["stale"] = [s.to_dict() for s in self.stale]
+        return out
 
 
 @dataclass(frozen=True)

@@ -8,6 +8,7 @@ from predictive.operations.memory import anchors_of
 from predictive.operations.requests import AskArgs, SearchArgs, SessionSearchArgs
 from predictive.operations.results import Answer, SearchResults
 from predictive.retrieval import find
+from predictive.staleness import latest
 from storage import AccessKind, Kind, MemoryFilter, MemoryStore
 from storage.session_search import SessionFirstResult, session_first
 from storage.sessions import sessions_of
@@ -67,4 +68,6 @@ def search(store: MemoryStore, a: SearchArgs, via: str = "search") -> SearchResu
             context=via,
             bump_generation=False,  # usage is logged; cached contexts stay valid
         )
-    return SearchResults(a.query, tuple(results))
+    return SearchResults(
+        a.query, tuple(results), {i: v for i, v in latest(store, ids).items() if v.stale}
+    )

@@ -162,6 +162,11 @@ def register(app: MCPServer, backend: Backend) -> None:  # noqa: C901
                         "source": r.provenance.source,
                         "provenance": f"{r.provenance.kind}: {r.provenance}",
                         **({"archived": True} if r.memory and r.memory.archived else {}),
+                        **(
+                            {"stale": found.stale[r.memory.id].to_dict()}
+                            if r.memory and r.memory.id in found.stale
+                            else {}
+                        ),
                     }
                 )
                 if r.memory is not None:

@@ -341,6 +341,18 @@ export interface ContradictionsResult {
   status: string;
   count: number;
   contradictions: Contradiction[];
+  /** In the review list: memories whose cited code changed or is gone, gone ones first. */
+  stale?: StaleMemory[];
+}
+
+/** A memory whose cited code changed (\`changed\`) or is gone (\`gone\`). */
+export interface StaleMemory {
+  id: number;
+  kind: string;
+  label: string | null;
+  compressed: string | null;
+  state: 'changed' | 'gone';
+  notes: string[];
 }
 
 /** Store statistics; the store adds counts this list does not name. */

@@ -53,6 +53,14 @@ export interface ContextItem {
   kind: string;
   /** The memory's one-line index label (null for items that are not a memory). */
   label?: string | null;
+  /** Set when the code the memory cites changed since (\`changed\`) or is gone (\`gone\`). */
+  stale?: StaleVerdict | null;
+}
+
+/** How a memory stands against the code it cites, and why (one line per finding). */
+export interface StaleVerdict {
+  state: 'changed' | 'gone';
+  notes: string[];
 }
 
 /** The context of the active file was assembled again (and written to the targets). */

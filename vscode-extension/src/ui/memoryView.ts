@@ -7,7 +7,7 @@
 import * as vscode from 'vscode';
 import type { ServerManager } from '../client/serverManager';
 import { COMMANDS, VIEW_ID } from '../ids';
-import type { Contradiction, ReviewItem } from '../protocol/commands';
+import type { Contradiction, ReviewItem, StaleMemory } from '../protocol/commands';
 import { TIERS } from '../protocol/notifications';
 import type { ContextItem, ContextUpdatedParams, Tier } from '../protocol/notifications';
 import type { ContextStore } from '../view/contextStore';
@@ -22,12 +22,14 @@ type Node =
   | { type: 'contradiction'; contradiction: Contradiction; folder: string }
   | { type: 'reviews'; list: ReviewItem[]; folder: string }
   | { type: 'review'; item: ReviewItem; folder: string }
+  | { type: 'stale'; list: StaleMemory[]; folder: string }
+  | { type: 'staleMemory'; memory: StaleMemory; folder: string }
   | { type: 'message'; text: string };
 
 
 export class MemoryView implements vscode.TreeDataProvider<Node>, vscode.Disposable {
   private readonly changeEmitter = new vscode.EventEmitter<Node | undefined>();
-  private contradictions: { folder: string; list: Contradiction[] } | undefined;
+  private contradictions: { folder: string; list: Contradiction[]; stale: StaleMemory[] } | undefined;
   private reviews: { folder: string; list: ReviewItem[] } | undefined;
   private readonly view: vscode.TreeView<Node>;
   private readonly disposables: { dispose(): unknown }[] = [];
@@ -65,7 +67,7 @@ export class MemoryView implements vscode.TreeDataProvider<Node>, vscode.Disposa
     if (this.view.visible && update && this.manager.state === 'running') {
       try {
         const result = await this.manager.api.contradictions({ status: 'review', folder: update.folder });
-        this.contradictions = { folder: update.folder, list: result.contradictions };
+        this.contradictions = { folder: update.folder, list: result.contradictions, stale: result.stale ?? [] };
       } catch (e) {
         this.manager.log.warn(`listing contradictions failed: ${String(e)}`);
       }
@@ -105,6 +107,9 @@ export class MemoryView implements vscode.TreeDataProvider<Node>, vscode.Disposa
       const roots: Node[] = TIERS.map((tier) => ({ type: 'tier', tier, update }));
       if (this.contradictions && this.contradictions.folder === update.folder) {
         roots.push({ type: 'contradictions', list: this.contradictions.list, folder: update.folder });
+        if (this.contradictions.stale.length > 0) {
+          roots.push({ type: 'stale', list: this.contradictions.stale, folder: update.folder });
+        }
       }
       if (this.reviews && this.reviews.folder === update.folder) {
         roots.push({ type: 'reviews', list: this.reviews.list, folder: update.folder });
@@ -122,6 +127,8 @@ export class MemoryView implements vscode.TreeDataProvider<Node>, vscode.Disposa
         return node.list.length === 0
           ? [{ type: 'message', text: 'No memory awaits review' }]
           : node.list.map((item) => ({ type: 'review', item, folder: node.folder }));
+      case 'stale':
+        return node.list.map((memory) => ({ type: 'staleMemory', memory, folder: node.folder }));
       default:
         return [];
     }
@@ -154,6 +161,10 @@ export class MemoryView implements vscode.TreeDataProvider<Node>, vscode.Disposa
         const item = new vscode.TreeItem(label, vscode.TreeItemCollapsibleState.None);
         item.description = `${ctx.kind} · ${ctx.level} · ${formatTokens(ctx.tokens)}`;
         item.tooltip = `${ctx.kind} #${ctx.memoryId ?? '-'} (${ctx.key}) · shown at level ${ctx.level} · ${ctx.tokens} tokens · score ${ctx.score}`;
+        if (ctx.stale) {
+          item.description = `${ctx.stale.state === 'gone' ? 'stale' : 'changed since'} · ${item.description}`;
+          item.tooltip += `\n\n${ctx.stale.notes.join('\n')}`;
+        }
         item.iconPath = new vscode.ThemeIcon(kindIcon(ctx.kind));
         if (ctx.memoryId !== null) {
           item.contextValue = 'memory';
@@ -217,6 +228,25 @@ export class MemoryView implements vscode.TreeDataProvider<Node>, vscode.Disposa
           title: 'Open Memory',
           arguments: [{ id: r.id, folder: node.folder }],
         };
+        return item;
+      }
+      case 'stale': {
+        const item = new vscode.TreeItem('Stale memories', vscode.TreeItemCollapsibleState.Collapsed);
+        const gone = node.list.filter((m) => m.state === 'gone').length;
+        item.description = `${gone} gone · ${node.list.length - gone} changed since`;
+        item.tooltip = 'Memories whose cited files, symbols or dependencies changed or are gone';
+        item.iconPath = new vscode.ThemeIcon('history');
+        item.id = 'stale';
+        return item;
+      }
+      case 'staleMemory': {
+        const m = node.memory;
+        const item = new vscode.TreeItem(m.label ?? m.compressed ?? `#${m.id}`, vscode.TreeItemCollapsibleState.None);
+        item.description = m.state === 'gone' ? 'gone' : 'changed since';
+        item.tooltip = `${m.kind} #${m.id}\n\n${m.notes.join('\n')}`;
+        item.iconPath = new vscode.ThemeIcon(m.state === 'gone' ? 'trash' : 'diff');
+        item.contextValue = 'memory';
+        item.command = { command: COMMANDS.openMemory.id, title: 'Open Memory', arguments: [{ id: m.id, folder: node.folder }] };
         return item;
       }
       case 'message':
