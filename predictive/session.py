@@ -25,6 +25,7 @@ from predictive.learning import Learning
 from predictive.operations.context import context_for_file
 from predictive.operations.errors import ArgumentError
 from predictive.operations.requests import ContextArgs
+from predictive.staleness import Staleness
 from predictive.state import EditorState
 from storage import MemoryStore
 from storage.embeddings import Embedder, embedder_from_env
@@ -77,6 +78,7 @@ class ProjectSession:
         self._budget = budget
         self._owns_store = owns_store
         self._engine: ContextEngine | None = None
+        self._staleness: Staleness | None = None
         self._lock = threading.Lock()
 
     @classmethod
@@ -102,7 +104,10 @@ class ProjectSession:
         """The long-lived context engine (its caches make a repeated context cheap)."""
         with self._lock:
             if self._engine is None:
-                self._engine = ContextEngine(self.store, budget=self._budget, root=self.root)
+                self._engine = ContextEngine(
+                    self.store, budget=self._budget, root=self.root, staleness=self._staleness
+                )
+                self._staleness = self._engine.staleness  # one checker for the session
             return self._engine
 
     def configure(self, budget: BudgetConfig | None) -> None:
@@ -195,6 +200,9 @@ class ProjectSession:
         return context_for_file(self.store, a, self.root, self.engine, self.state, record=record)
 
     def close(self) -> None:
-        """Close the store (and save its vector index) when the session opened it."""
+        """Stop the citation checker; close the store (and save its vector index) when the
+        session opened it."""
+        if self._staleness is not None:
+            self._staleness.close()
         if self._owns_store:
             self.store.close()

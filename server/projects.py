@@ -401,12 +401,13 @@ class Project:
         return False
 
     async def _close_store(self) -> None:
-        store = self.store
-        if store is None:
+        session = self.session
+        if session is None:
             return
         loop = asyncio.get_running_loop()
         try:
-            await loop.run_in_executor(self.worker, self.stores.release, store)
+            session.close()  # its checker; the store is shared and released here
+            await loop.run_in_executor(self.worker, self.stores.release, session.store)
         except Exception:
             log.warning("%s: closing the store failed", self.name, exc_info=True)
 

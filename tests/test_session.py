@@ -130,3 +130,14 @@ def test_a_session_over_a_borrowed_store_leaves_it_open(tmp_path: Path) -> None:
         ProjectSession(tmp_path, store, owns_store=False).close()
         assert store.stats().memories == 0  # still usable
     assert os.path.exists(tmp_path / "memory.db")
+
+
+def test_a_new_budget_keeps_the_one_citation_checker(tmp_path: Path) -> None:
+    repo = make_git_repo(tmp_path)
+    session = session_at(repo.root, tmp_path / "memory.db")
+    try:
+        checker = session.engine.staleness
+        session.configure(None)
+        assert session.engine.staleness is checker
+    finally:
+        session.close()
