@@ -42,7 +42,7 @@ from storage.errors import InvalidInput, StoreError
 from storage.models import ContradictionStatus, EdgeType
 from storage.repository import MemoryStore
 from storage.sessions import SessionStore
-from storage.sources.records import Conversation, DecisionRecord, SkipLog
+from storage.sources.records import Conversation, DecisionRecord, SkipLog, without_injected
 from storage.text import parse_instant
 
 log = logging.getLogger(__name__)
@@ -555,7 +555,8 @@ class _Run:
         sessions = SessionStore(self.store)
         state = self.store.cursors.get("chats")
         new_state: dict[str, str] = {}
-        for conv in conversations if conversations is not None else self.conversations():
+        for read in conversations if conversations is not None else self.conversations():
+            conv = without_injected(read)  # what Living Memory injected is never learned
             report.read += 1
             key = f"{conv.tool}:{conv.external_id}"
             fp = _fingerprint(conv.title, [(m.idx, m.role, m.text) for m in conv.messages])

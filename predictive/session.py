@@ -24,6 +24,13 @@ from predictive.engine import AssembledContext, ContextEngine
 from predictive.learning import Learning
 from predictive.operations.context import context_for_file
 from predictive.operations.errors import ArgumentError
+from predictive.operations.prompt import (
+    BriefArgs,
+    PromptAnswer,
+    PromptArgs,
+    answer_prompt,
+    project_brief,
+)
 from predictive.operations.requests import ContextArgs
 from predictive.staleness import Staleness
 from predictive.state import EditorState
@@ -198,6 +205,14 @@ class ProjectSession:
         """The context for a file of this project, by the session's engine, with what the
         editor shows of it (:attr:`state`) unless the request says otherwise."""
         return context_for_file(self.store, a, self.root, self.engine, self.state, record=record)
+
+    def answer_prompt(self, a: PromptArgs) -> PromptAnswer:
+        """The memories that answer a prompt an agent was given (its hooks ask)."""
+        return answer_prompt(self.store, self.root, a, self.engine)
+
+    def brief(self, a: BriefArgs) -> PromptAnswer:
+        """The project brief an agent gets when a session starts."""
+        return project_brief(self.store, a)
 
     def close(self) -> None:
         """Stop the citation checker; close the store (and save its vector index) when the

@@ -1,5 +1,6 @@
 """``python -m server`` runs the command line; ``python -m server serve`` the language server
-(dispatched before the command line is imported, so the server starts fast)."""
+and ``python -m server hook`` an agent's hook (both dispatched before the command line is
+imported, so they start fast)."""
 
 import sys
 
@@ -7,6 +8,11 @@ if len(sys.argv) > 1 and sys.argv[1] == "serve":
     from server.lsp import main as serve_main
 
     sys.exit(serve_main(sys.argv[2:]))
+
+if len(sys.argv) > 1 and sys.argv[1] == "hook":
+    from server.hooks.entry import main as hook_main
+
+    sys.exit(hook_main(sys.argv[2:]))
 
 from server.cli import main
 

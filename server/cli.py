@@ -405,6 +405,10 @@ def build_parser() -> argparse.ArgumentParser:
     from server.mcp_server.command import add_parser as add_mcp
 
     add_mcp(sub)  # "mcp" runs itself (set_defaults(run=...)): it opens its own store
+
+    from server.hooks.command import add_parser as add_hook
+
+    add_hook(sub)  # "hook" too: it opens the store of the project an event names
     return p
 
 

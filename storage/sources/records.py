@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import re
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 GENERATED_MARKER = "<!-- living-memory:generated"
@@ -13,6 +14,22 @@ MAX_FILE_BYTES = 5_000_000
 """Readers skip text files larger than this (reason ``too large``)."""
 
 Role = Literal["user", "assistant", "tool", "system"]
+
+INJECTED_OPEN = "<living-memory-context>"
+INJECTED_CLOSE = "</living-memory-context>"
+"""What Living Memory hands an agent at a prompt is wrapped in these; a conversation that
+shows it again (the agent's transcript, a pasted copy) is read without it."""
+_INJECTED = re.compile(
+    re.escape(INJECTED_OPEN) + r".*?(?:" + re.escape(INJECTED_CLOSE) + r"|\Z)", re.DOTALL
+)
+
+
+def strip_injected(text: str) -> str:
+    """``text`` without the blocks Living Memory injected (an unclosed block runs to the
+    end)."""
+    if INJECTED_OPEN not in text:
+        return text
+    return _INJECTED.sub("", text).strip()
 
 
 def is_generated(text: str | bytes) -> bool:
@@ -164,3 +181,16 @@ class Conversation:
     thoughts: tuple[str, ...] = ()
     """Lines of the assistant's reasoning that name files: never stored or shown, only read
     for which files the conversation worked on."""
+
+
+def without_injected(conv: Conversation) -> Conversation:
+    """``conv`` with Living Memory's own injected blocks taken out of every message (a message
+    left empty is dropped, the rest renumbered), so the tool never learns its own output."""
+    if not any(INJECTED_OPEN in m.text for m in conv.messages):
+        return conv
+    kept = []
+    for m in conv.messages:
+        text = strip_injected(m.text)
+        if text.strip():
+            kept.append(replace(m, idx=len(kept), text=text))
+    return replace(conv, messages=tuple(kept))

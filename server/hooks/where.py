@@ -1,0 +1,58 @@
+"""Where the hooks keep their log, socket and locks: a ``hooks`` folder in the data directory.
+
+Light on purpose (standard library and platformdirs only): the hook's client runs this before
+it knows whether it needs the store at all. The data directory is the one
+:func:`storage.paths.default_db_path` puts every project's database under.
+"""
+
+from __future__ import annotations
+
+import logging
+import logging.handlers
+import os
+from pathlib import Path
+
+APP_NAME = "living-memory"
+ENV_DATA_DIR = "LIVING_MEMORY_DATA_DIR"  # as storage.paths (importing it loads the store)
+LOG_BYTES = 1_000_000
+
+
+def data_dir() -> Path:
+    base = os.environ.get(ENV_DATA_DIR)
+    if base:
+        return Path(base).expanduser()
+    import platformdirs
+
+    return Path(platformdirs.user_data_dir(APP_NAME))
+
+
+def hooks_dir() -> Path:
+    """The hooks' folder (made, private to the user, on first use)."""
+    d = data_dir() / "hooks"
+    d.mkdir(parents=True, exist_ok=True, mode=0o700)
+    return d
+
+
+def socket_path() -> Path:
+    return hooks_dir() / "daemon.sock"
+
+
+def log_path() -> Path:
+    return hooks_dir() / "hooks.log"
+
+
+def file_logging(level: int = logging.INFO) -> None:
+    """Send the ``living_memory`` logs to the hooks' log file (never to stdout or stderr: the
+    agent reads stdout and shows stderr)."""
+    root = logging.getLogger()
+    if any(getattr(h, "_living_memory_hooks", False) for h in root.handlers):
+        return
+    handler = logging.handlers.RotatingFileHandler(
+        log_path(), maxBytes=LOG_BYTES, backupCount=1, encoding="utf-8"
+    )
+    handler.setFormatter(
+        logging.Formatter("%(asctime)s %(process)d %(levelname)s %(name)s: %(message)s")
+    )
+    handler._living_memory_hooks = True  # type: ignore[attr-defined]
+    root.addHandler(handler)
+    root.setLevel(level)
