@@ -38,6 +38,7 @@ from storage import (
     StoreError,
 )
 from storage.sources.records import INJECTED_CLOSE, INJECTED_OPEN, strip_injected
+from storage.text import fts_terms
 
 PROMPT_BUDGET = 1_500  # tokens a prompt's answer may take (a setting of every front door)
 BRIEF_BUDGET = 800  # tokens of the brief at the start of a session
@@ -53,6 +54,10 @@ LOCAL_ANCHORS = frozenset(
     {AnchorType.FILE, AnchorType.GLOB, AnchorType.SYMBOL, AnchorType.MODULE, AnchorType.ERROR}
 )
 FILE_INDEX_SECONDS = 60.0  # how long a project's list of files is reused
+CHATTER = frozenset(
+    "please continue thanks thank okay sure great good nice proceed again lets just ahead "
+    "yes yeah yep also then now next more some thing things that this".split()
+)  # words of a prompt that say nothing about what it is about
 HEADER = "Project memory for this prompt (Living Memory; cite an item by its #id):"
 BRIEF_HEADER = "Project memory (Living Memory): what applies across this project."
 
@@ -191,6 +196,19 @@ def _words(text: str) -> int:
     return sum(1 for w in text.split() if any(c.isalnum() for c in w))
 
 
+def _terms(text: str) -> set[str]:
+    """The words a text is about, cut to five letters (so "retries" meets "retry")."""
+    return {t[:5] for t in fts_terms(text, max_terms=200) if len(t) > 2 and t not in CHATTER}
+
+
+def _shares_words(f: Found, asked: set[str]) -> bool:
+    """Whether a result says something the prompt asks about: one of its words when the
+    prompt has few, two when it has more (a long prompt shares a common word with anything)."""
+    said = f.memory.text + " " + (f.memory.index_label or "") if f.memory else f.snippet
+    shared = len(asked & _terms(said))
+    return shared >= (1 if len(asked) <= 3 else 2)
+
+
 def answer_prompt(
     store: MemoryStore, root: Path, a: PromptArgs, engine: ContextEngine | None = None
 ) -> PromptAnswer:
@@ -221,6 +239,19 @@ def answer_prompt(
             for m in store.get_many(ids):
                 if a.tool not in loaded_by(m):
                     packer.add_memory(m, f"file:{path}")
+    asked = _terms(text)
+    if asked:
+        _add_found(store, packer, text, asked, a)
+    answer = packer.answer(named, started)
+    if a.record and answer.memory_ids:
+        _record(store, answer.memory_ids, f"hook {a.tool} prompt {a.conversation or ''}")
+    return answer
+
+
+def _add_found(
+    store: MemoryStore, packer: _Packer, text: str, asked: set[str], a: PromptArgs
+) -> None:
+    """The best of one search over everything that shares words with the prompt."""
     valid_at = None if a.as_of is not None else time.time()
     found = find(
         store,
@@ -230,19 +261,17 @@ def answer_prompt(
         as_of=a.as_of,
     )
     best = max((f.score for f in found), default=0.0)
-    if best >= MIN_SCORE:
-        for f in found:
-            if f.score < MIN_RELEVANCE * best:
-                break
-            if f.memory is not None:
-                if a.tool not in loaded_by(f.memory):
-                    packer.add_memory(f.memory, "search")
-            else:
-                packer.add_passage(f)
-    answer = packer.answer(named, started)
-    if a.record and answer.memory_ids:
-        _record(store, answer.memory_ids, f"hook {a.tool} prompt {a.conversation or ''}")
-    return answer
+    if best < MIN_SCORE:
+        return
+    for f in found:
+        if f.score < MIN_RELEVANCE * best:
+            break
+        if not _shares_words(f, asked):
+            continue
+        if f.memory is None:
+            packer.add_passage(f)
+        elif a.tool not in loaded_by(f.memory):
+            packer.add_memory(f.memory, "search")
 
 
 def _record(store: MemoryStore, ids: list[int], context: str) -> None:

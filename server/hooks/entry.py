@@ -33,7 +33,7 @@ PROMPT_EVENTS = frozenset(
     {"UserPromptSubmit", "beforeSubmitPrompt", "SessionStart", "sessionStart"}
 )
 START_LOCK_SECONDS = 30.0
-COMMANDS = frozenset({"install", "uninstall", "serve", "status", "stop", "-h", "--help"})
+COMMANDS = frozenset({"install", "uninstall", "serve", "status", "-h", "--help"})
 
 
 def _options(args: Sequence[str]) -> tuple[str, str, int | None, str | None]:

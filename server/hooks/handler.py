@@ -304,11 +304,14 @@ def run_background(e: Event, sessions: Sessions, *, settle: float = SETTLE_SECON
     else:
         transcript = e.payload.get("transcript_path")
         if not isinstance(transcript, str) or not transcript:
-            log.info("%s %s: no transcript_path; nothing to learn", e.client, e.name)
-            return
-        done = cap.capture_transcript(
-            session.store, session.root, e.client, e.conversation, transcript, settle=settle
-        )
+            if e.client != "codex":
+                log.info("%s %s: no transcript_path; nothing to learn", e.client, e.name)
+                return
+            done = _codex_turn(e, session)  # Codex may send none: its rollout is found
+        else:
+            done = cap.capture_transcript(
+                session.store, session.root, e.client, e.conversation, transcript, settle=settle
+            )
     log.info(
         "%s %s %s: %s (%d messages, %d memories, cited %s, ignored %s) in %.0f ms",
         e.client,
