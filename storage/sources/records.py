@@ -188,7 +188,7 @@ def without_injected(conv: Conversation) -> Conversation:
     left empty is dropped, the rest renumbered), so the tool never learns its own output."""
     if not any(INJECTED_OPEN in m.text for m in conv.messages):
         return conv
-    kept = []
+    kept: list[ChatMessage] = []
     for m in conv.messages:
         text = strip_injected(m.text)
         if text.strip():
