@@ -556,3 +556,35 @@ def test_the_daemon_answers_what_the_cold_path_answers(
     finally:
         daemon.terminate()
         daemon.wait(timeout=30)
+
+
+def test_secrets_never_reach_the_data_directory(project: Path, hook_env: dict[str, str]) -> None:
+    secret = "AKIAIOSFODNN7QWERTYU"
+    transcript = project.parent / "t" / f"{SESSION}.jsonl"
+    values = {"CWD": str(project), "TRANSCRIPT": str(transcript), "FILE": "src/retry.py"}
+    run(hook_env, "claude", "SessionStart", shape("claude", "SessionStart", **values), project)
+    said = f"The retry job reads the key {secret} from the environment."
+    write_transcript(
+        transcript,
+        [("user", said), ("assistant", [{"type": "text", "text": "Noted: " + said}])],
+        project,
+        time.time(),
+    )
+    run(
+        hook_env,
+        "claude",
+        "UserPromptSubmit",
+        shape("claude", "UserPromptSubmit", PROMPT=said, **values),
+        project,
+    )
+    run(hook_env, "claude", "Stop", shape("claude", "Stop", **values), project)
+    cursor = {**values, "PROMPT": said, "TEXT": said}
+    for event in ("beforeSubmitPrompt", "afterAgentResponse", "stop"):
+        run(hook_env, "cursor", event, shape("cursor", event, **cursor), project)
+    with open_store(hook_env) as store:
+        assert sessions_of(store).find("claude", SESSION) is not None
+        assert sessions_of(store).find("cursor", SESSION) is not None
+    stored = b"".join(
+        p.read_bytes() for p in Path(hook_env["LIVING_MEMORY_DATA_DIR"]).rglob("*") if p.is_file()
+    )
+    assert secret.encode() not in stored

@@ -23,6 +23,7 @@ from predictive.hook_state import HookState, load, save
 from predictive.operations.errors import ArgumentError
 from predictive.operations.results import Result
 from storage import AccessKind, AnchorType, MemoryStore, NotFound, StoreError
+from storage.redact import redact
 from storage.sources.chats import numbered
 from storage.sources.records import ChatMessage, Conversation, SkipLog, strip_injected
 
@@ -98,7 +99,7 @@ def note_turn(
     state = load(store, tool, conversation)
     if files:
         state.worked_on(list(files))
-    text = strip_injected(text)
+    text = redact(strip_injected(text))  # kept in the store: no secret goes in
     if text.strip() or files:
         state.add_turn({"role": role, "text": text, "at": at or time.time(), "files": list(files)})
     save(store, tool, conversation, state)
