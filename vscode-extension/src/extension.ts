@@ -4,6 +4,7 @@
  * context (status bar, view, documents) and the memory commands.
  */
 import * as vscode from 'vscode';
+import { offerHooks } from './client/hookOffer';
 import { createInstaller } from './client/installer';
 import { registerMcpProvider } from './client/mcpProvider';
 import { onPythonExtensionChange } from './client/pythonProbes';
@@ -128,6 +129,7 @@ export function activate(context: vscode.ExtensionContext): void {
   if (mcp) {
     context.subscriptions.push(mcp);
   }
+  context.subscriptions.push(offerHooks(server, context.globalState));
 
   void onPythonExtensionChange(() => {
     if (server.python?.source === 'pythonExtension' || server.state === 'needsInstall') {
