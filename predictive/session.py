@@ -208,7 +208,7 @@ class ProjectSession:
 
     def answer_prompt(self, a: PromptArgs) -> PromptAnswer:
         """The memories that answer a prompt an agent was given (its hooks ask)."""
-        return answer_prompt(self.store, self.root, a, self.engine)
+        return answer_prompt(self.store, self.root, a)
 
     def brief(self, a: BriefArgs) -> PromptAnswer:
         """The project brief an agent gets when a session starts."""

@@ -1,7 +1,7 @@
 """What an agent is handed when a prompt is submitted or a session starts.
 
-At a prompt: the memories that answer *this prompt* — the one search over everything plus the
-context of the files the prompt names — within a small token budget, or nothing when nothing
+At a prompt: the memories that answer *this prompt* — the one search over everything plus what
+is tied to the files the prompt names — within a small token budget, or nothing when nothing
 is relevant. At the start of a session: a short project brief (open contradictions and what
 applies project-wide). The text is wrapped in :data:`INJECTED_OPEN` … :data:`INJECTED_CLOSE`
 so that a transcript that shows it again is read without it.
@@ -15,9 +15,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from predictive.budget import Tier
 from predictive.compress import fill_levels
-from predictive.engine import ContextEngine, ContextRequest
+from predictive.engine import mention_strength
 from predictive.mentions import FileIndex, count_modules
 from predictive.mentions import count as count_mentions
 from predictive.operations.errors import ArgumentError
@@ -28,6 +27,7 @@ from predictive.selection import loaded_by
 from predictive.tokens import count_tokens, truncate_to_tokens
 from storage import (
     AccessKind,
+    Anchor,
     AnchorType,
     ContradictionStatus,
     Kind,
@@ -209,10 +209,8 @@ def _shares_words(f: Found, asked: set[str]) -> bool:
     return shared >= (1 if len(asked) <= 3 else 2)
 
 
-def answer_prompt(
-    store: MemoryStore, root: Path, a: PromptArgs, engine: ContextEngine | None = None
-) -> PromptAnswer:
-    """The memories that answer ``a.prompt``: the context of the files it names first, then
+def answer_prompt(store: MemoryStore, root: Path, a: PromptArgs) -> PromptAnswer:
+    """The memories that answer ``a.prompt``: those tied to the files it names first, then
     the best of one search over everything, within ``a.budget`` tokens."""
     started = time.perf_counter()
     if a.budget <= 0:
@@ -222,30 +220,48 @@ def answer_prompt(
     if _words(text) < MIN_WORDS:
         return packer.answer((), started)
     named = tuple(named_files(text, root))
-    if named:
-        engine = engine or ContextEngine(store, root=root)
-        for path in named:
-            ctx = engine.assemble(
-                ContextRequest(
-                    path=path, budget=FILE_CONTEXT_BUDGET, root=str(root), as_of=a.as_of
-                ),
-                record=False,
-            )
-            ids = [
-                i.memory_id
-                for i in ctx.items
-                if i.memory_id is not None and i.tier in (Tier.CRITICAL, Tier.RELEVANT)
-            ][:FILE_ITEMS]
-            for m in store.get_many(ids):
-                if a.tool not in loaded_by(m):
-                    packer.add_memory(m, f"file:{path}")
     asked = _terms(text)
+    at = a.as_of if a.as_of is not None else time.time()
+    for path in named:
+        for m in tied_to(store, path, asked, at):
+            if a.tool not in loaded_by(m):
+                packer.add_memory(m, f"file:{path}")
     if asked:
         _add_found(store, packer, text, asked, a)
     answer = packer.answer(named, started)
     if a.record and answer.memory_ids:
         _record(store, answer.memory_ids, f"hook {a.tool} prompt {a.conversation or ''}")
     return answer
+
+
+KIND_WEIGHT = {
+    Kind.SOLUTION: 1.0,
+    Kind.DECISION: 1.0,
+    Kind.CONVENTION: 0.9,
+    Kind.WORKFLOW: 0.7,
+    Kind.EPISODE: 0.6,
+    Kind.SUMMARY: 0.5,
+}
+TIED_POOL = 200  # memories tied to a file looked at (most recent first)
+
+
+def tied_to(store: MemoryStore, path: str, asked: set[str], at: float) -> list[Memory]:
+    """The memories tied to a file the prompt names, best first: those saying what the prompt
+    asks about, then by kind (fixes, decisions and rules before history), a conversation by
+    how much it is about the file, then the most recent. (A file's whole context would bring
+    excerpts of every conversation about it, which takes seconds on a long history.)"""
+    pool = store.list(
+        MemoryFilter(anchors=[Anchor(AnchorType.FILE, path)], valid_at=at),
+        limit=TIED_POOL,
+        order="recent",
+    )
+
+    def rank(m: Memory) -> tuple[float, float]:
+        shared = len(asked & _terms(m.text + " " + (m.index_label or "")))
+        weight = KIND_WEIGHT.get(m.kind, 0.5) * mention_strength(m, path)
+        return (min(shared, 3) + weight, m.valid_from)
+
+    return sorted(pool, key=rank, reverse=True)[:FILE_ITEMS]
 
 
 def _add_found(
