@@ -115,5 +115,9 @@ def _install(args: argparse.Namespace, *, remove: bool) -> int:
     else:
         print(f"{change.path}: Living Memory hooks {change.status} ({args.client}, {args.scope})")
         if args.client == "codex" and not remove:
-            print("Codex asks you to trust new hooks: open /hooks in Codex and trust them.")
+            print(
+                "Codex asks you to trust new hooks (/hooks in Codex); a Codex whose hooks are "
+                "still experimental needs `codex_hooks = true` under [features] in its "
+                "config.toml (left for you to set)."
+            )
     return 0
