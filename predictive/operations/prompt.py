@@ -138,7 +138,7 @@ def _file_anchors(m: Memory) -> tuple[str, ...]:
 
 def _line(m: Memory, room: int) -> str | None:
     """The richest rendering of ``m`` that fits ``room`` tokens (None when none does)."""
-    levels = fill_levels(m)
+    levels = {k: v for k, v in fill_levels(m).items() if isinstance(v, str)}
     shown = memory_renderings(m, levels)
     for level in (Level.SUMMARY, Level.COMPRESSED, Level.INDEX):
         line = shown.get(level)

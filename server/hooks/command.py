@@ -60,19 +60,19 @@ def run(args: argparse.Namespace) -> int:
         return serve(idle=args.idle)
     if action == "status":
         return _status()
-    from server.hooks.entry import main as hook_main
+    from server.hooks.client import answer
 
     argv = [action, "--client", args.client or "claude"]
     if args.budget:
         argv += ["--budget", str(args.budget)]
     if args.payload:
         argv.append(args.payload)
-    return hook_main(argv)
+    return answer(argv)
 
 
 def _status() -> int:
     from server.hooks import where
-    from server.hooks.entry import _ask_daemon
+    from server.hooks.client import _ask_daemon
 
     path = where.socket_path()
     try:

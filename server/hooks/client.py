@@ -1,0 +1,228 @@
+"""The answer to one hook event, as the agent's command gets it.
+
+It reads the event on stdin (Codex's ``notify`` passes it as the last argument), hands it to
+the warm daemon over its Unix socket when one runs, else answers in this process (cold), and
+always exits 0: whatever goes wrong goes to the hooks' log, never to the agent. Only the
+standard library is imported until the cold path needs the store, so a warm answer costs an
+interpreter start and a socket round trip.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import os
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Sequence
+
+from server.hooks import where
+
+log = logging.getLogger("living_memory.hooks")
+
+MAX_INPUT = 8_000_000  # bytes of an event read from stdin
+ENV_DAEMON = "LIVING_MEMORY_HOOK_DAEMON"  # "0": never use or start the daemon
+ENV_SYNC = "LIVING_MEMORY_HOOK_SYNC"  # "1": learn turns before exiting (tests, replays)
+CONNECT_SECONDS = 0.25
+ANSWER_SECONDS = 5.0  # how long a prompt's answer may take the daemon before nothing is said
+EVENT_SECONDS = 2.0
+PROMPT_EVENTS = frozenset(
+    {"UserPromptSubmit", "beforeSubmitPrompt", "SessionStart", "sessionStart"}
+)
+START_LOCK_SECONDS = 30.0
+
+
+def _options(args: Sequence[str]) -> tuple[str, str, int | None, str | None]:
+    """EVENT, --client, --budget and (for ``notify``) the JSON argument."""
+    event = ""
+    client = "claude"
+    budget: int | None = None
+    extra: str | None = None
+    it = iter(args)
+    for a in it:
+        if a == "--client":
+            client = next(it, client)
+        elif a.startswith("--client="):
+            client = a.split("=", 1)[1]
+        elif a == "--budget":
+            value = next(it, "")
+            budget = int(value) if value.isdigit() and int(value) > 0 else None
+        elif not event:
+            event = a
+        else:
+            extra = a
+    return event, client, budget, extra
+
+
+def interpreter_command() -> list[str]:
+    """How to start this installation's Python on the server package (``-P``: the agent's
+    working folder, which may hold its own ``server`` package, must not shadow ours)."""
+    isolate = ["-P"] if sys.version_info >= (3, 11) else []
+    return [sys.executable, *isolate, "-m", "server"]
+
+
+def _ask_daemon(request: dict[str, object], timeout: float) -> str | None:
+    """The daemon's stdout for the event; None when no daemon answers."""
+    if os.environ.get(ENV_DAEMON) == "0":
+        return None
+    path = where.socket_path()
+    if not path.exists():
+        return None
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
+        s.settimeout(CONNECT_SECONDS)
+        try:
+            s.connect(str(path))
+        except OSError:
+            return None
+        s.settimeout(timeout)
+        s.sendall(json.dumps(request).encode("utf-8") + b"\n")
+        s.shutdown(socket.SHUT_WR)
+        chunks = []
+        while True:
+            data = s.recv(65536)
+            if not data:
+                break
+            chunks.append(data)
+    reply = json.loads(b"".join(chunks).decode("utf-8"))
+    return str(reply.get("stdout", ""))
+
+
+def start_daemon() -> None:
+    """Start the warm daemon in the background unless one is starting already."""
+    if os.environ.get(ENV_DAEMON) == "0":
+        return
+    lock = where.hooks_dir() / "daemon.starting"
+    with contextlib.suppress(OSError):
+        if time.time() - lock.stat().st_mtime > START_LOCK_SECONDS:
+            lock.unlink()
+    try:
+        fd = os.open(lock, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600)
+    except FileExistsError:
+        return
+    os.close(fd)
+    subprocess.Popen(
+        [*interpreter_command(), "hook", "serve"],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+        close_fds=True,
+    )
+
+
+def spawn_background(request: dict[str, object]) -> None:
+    """Learn an event's turn in a detached process (the agent does not wait for it)."""
+    child = subprocess.Popen(
+        [*interpreter_command(), "hook", "_learn"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+        close_fds=True,
+    )
+    assert child.stdin is not None
+    child.stdin.write(json.dumps(request).encode("utf-8"))
+    child.stdin.close()
+
+
+def _cold(request: dict[str, object]) -> str:
+    """Answer in this process; the slow part runs detached (or here with ``ENV_SYNC``)."""
+    from server.hooks.handler import Sessions, describe, handle, parse, run_background
+
+    started = time.perf_counter()
+    sessions = Sessions()
+    e = reply = None
+    try:
+        e = parse(
+            str(request["client"]),
+            str(request["event"]),
+            str(request["input"]),
+            cwd=request.get("cwd"),  # type: ignore[arg-type]
+            db=request.get("db"),  # type: ignore[arg-type]
+            budget=request.get("budget"),  # type: ignore[arg-type]
+        )
+        reply = handle(e, sessions)
+        if reply.background is not None:
+            if os.environ.get(ENV_SYNC) == "1":
+                run_background(reply.background, sessions, settle=0.0)
+            else:
+                spawn_background(request)
+        return reply.stdout
+    finally:
+        sessions.close()
+        log.info("cold %s", describe(e, reply, (time.perf_counter() - started) * 1e3))
+
+
+def learn(raw: bytes) -> int:
+    """The detached half of an event: learn its turn."""
+    from server.hooks.handler import Sessions, parse, run_background
+
+    request = json.loads(raw.decode("utf-8"))
+    sessions = Sessions()
+    try:
+        e = parse(
+            str(request["client"]),
+            str(request["event"]),
+            str(request["input"]),
+            cwd=request.get("cwd"),
+            db=request.get("db"),
+        )
+        run_background(e, sessions)
+    finally:
+        sessions.close()
+    return 0
+
+
+def _read_stdin() -> str:
+    try:
+        data = sys.stdin.buffer.read(MAX_INPUT)
+    except (OSError, ValueError, AttributeError):
+        return ""
+    return data.decode("utf-8", "replace")
+
+
+def answer(args: Sequence[str]) -> int:
+    """``hook EVENT [--client C] [--budget N]``: answer one event; exit 0 whatever happens."""
+    started = time.perf_counter()
+    try:
+        where.file_logging()
+        if args and args[0] == "_learn":
+            return learn(sys.stdin.buffer.read(MAX_INPUT))
+        event, client, budget, extra = _options(args)
+        raw = extra if extra is not None and event == "notify" else _read_stdin()
+        request: dict[str, object] = {
+            "client": client,
+            "event": event,
+            "input": raw,
+            "cwd": os.getcwd(),
+            "db": os.environ.get("LIVING_MEMORY_DB") or None,
+            "budget": budget,
+        }
+        wait = ANSWER_SECONDS if event in PROMPT_EVENTS else EVENT_SECONDS
+        try:
+            out = _ask_daemon(request, wait)
+        except (OSError, ValueError) as e:
+            log.warning("the hook daemon did not answer %s %s: %s", client, event, e)
+            out = ""  # a slow daemon means nothing is said, not a slower cold answer
+        if out is None:
+            out = _cold(request)
+            start_daemon()
+        else:
+            log.info("warm %s %s (%.0f ms)", client, event, (time.perf_counter() - started) * 1e3)
+        if out:
+            sys.stdout.write(out if out.endswith("\n") else out + "\n")
+            sys.stdout.flush()
+    except BaseException as e:  # never an exception to the agent
+        with contextlib.suppress(Exception):
+            log.error("hook %s failed: %s", " ".join(args)[:200], e, exc_info=not _expected(e))
+    return 0
+
+
+def _expected(e: BaseException) -> bool:
+    """A bad event is one log line, not a stack trace."""
+    from server.hooks.handler import BadEvent
+
+    return isinstance(e, BadEvent)
