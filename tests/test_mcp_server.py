@@ -538,3 +538,92 @@ async def test_a_new_project_is_learned_on_start_and_commits_are_cited_by_sha(
             await asyncio.sleep(0.1)
     assert commits, "the git history was not learned"
     assert commits[0]["provenance"] == f"commit: {repo.shas['api'][:10]}"
+
+
+async def test_lock_context_stores_name_tags_and_note_redacted(project: Path, data: Path) -> None:
+    secret = "ghp_" + "a1B2c3D4e5F6g7H8i9J0" * 2
+    tavily = "tvly-" + "Ab3dEf6hIj9kLm2nOp5qRs8tUv1wXy4z"
+    async with mcp_session(project, data) as s:
+        made = await call(
+            s,
+            "lock_context",
+            name=f"deploy {secret}",
+            content=f"Deploy with {tavily} set",
+            tags=[secret, f"key {tavily}", "deploy"],
+            note=f"from {secret}",
+        )
+        again = await call(s, "get_locked_context", name=f"deploy {secret}")
+        listed = await call(s, "list_locked_contexts", tag=secret)
+    assert secret not in json.dumps(made) and tavily not in json.dumps(again)
+    assert again["name"] == "deploy [REDACTED:github-token]"
+    assert "deploy" in again["tags"] and "[REDACTED:github-token]" in again["tags"]
+    assert listed["count"] == 1  # the same secret given to a lookup is redacted the same way
+    folder = db_of(project, data).parent
+    for f in folder.iterdir():
+        if f.is_file():
+            blob = f.read_bytes()
+            assert secret.encode() not in blob and tavily.encode() not in blob, f.name
+
+
+async def test_lock_context_content_that_is_json_text_is_text(project: Path, data: Path) -> None:
+    async with mcp_session(project, data) as s:
+        obj = await call(s, "lock_context", name="status", content='{"status":"ok"}')
+        arr = await call(s, "lock_context", name="list", content="[1,2,3]")
+        num = await call(s, "lock_context", name="number", content="42", note="[1]")
+        got = [await call(s, "get_locked_context", name=n) for n in ("status", "list", "number")]
+    assert obj["created"] and arr["created"] and num["created"]
+    assert [g["content"] for g in got] == ['{"status":"ok"}', "[1,2,3]", "42"]
+    assert got[2]["note"] == "[1]"
+
+
+async def test_file_uris_and_relative_uris_outside_the_project_are_refused(
+    project: Path, data: Path
+) -> None:
+    outside = project.parent / "outside"
+    outside.mkdir()
+    (outside / "x.py").write_text("secret = 1\n")
+    async with mcp_session(project, data) as s:
+        errors = [
+            await call_error(s, "context_for_file", path=p)
+            for p in (
+                "file:///etc/passwd",
+                "file:../outside/x.py",
+                f"file://{outside / 'x.py'}",
+                "../outside/x.py",
+                str(outside / "x.py"),
+                "file:src/../../outside/x.py",
+            )
+        ]
+        inside = await call(s, "context_for_file", path="file:src/api.py")
+        absolute = await call(s, "context_for_file", path=(project / "src/api.py").as_uri())
+        folder = await call_error(s, "context_for_file", path="file:src")
+    assert all("outside the project" in e for e in errors), errors
+    assert inside["file"] == absolute["file"] == "src/api.py"
+    assert "not a file" in folder
+
+
+async def test_oversized_arguments_are_refused_with_their_reason_before_anything_is_written(
+    project: Path, data: Path
+) -> None:
+    async with mcp_session(project, data) as s:
+        errors = {
+            "anchors": await call_error(
+                s, "remember", text="bounded", anchors=[f"tag:t{i}" for i in range(100_000)]
+            ),
+            "tags": await call_error(s, "remember", text="bounded", tags=["t"] * 1000),
+            "anchor": await call_error(s, "remember", text="bounded", anchors=["tag:" + "a" * 5000]),
+            "kinds": await call_error(s, "search", query="x", kinds=["fact"] * 100_000),
+            "path": await call_error(s, "context_for_file", path="a" * 100_000),
+            "query": await call_error(s, "search", query="q" * 100_000),
+            "lock tags": await call_error(s, "lock_context", name="n", content="c", tags=["t"] * 1000),
+            "lock ids": await call_error(
+                s, "lock_context", name="n", memory_ids=list(range(1, 100_000))
+            ),
+        }
+        found = await call(s, "search", query="bounded")
+        locks = await call(s, "list_locked_contexts")
+    for name, text in errors.items():
+        assert "at most" in text, (name, text[:200])
+    assert found["count"] == 0 and locks["count"] == 0
+    with seeded(project, data) as store:
+        assert store.list() == []
