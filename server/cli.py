@@ -677,6 +677,7 @@ def cmd_stats(session: ProjectSession, a: argparse.Namespace) -> int:
     )
     print(
         f"vectors    {st.embedded} embedded, {st.pending_embeddings} pending"
+        + (f", {st.index_count} in the index" if st.index_count is not None else "")
         + (f" (model {st.model_id})" if st.model_id else "")
     )
     print(f"sessions   {st.sessions} ({st.messages} messages)")
