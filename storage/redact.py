@@ -96,7 +96,8 @@ _add(
 # sshpass -p PASSWORD
 _add(
     "sshpass",
-    r"""(\bsshpass\b[^\n|;&]{0,80}?\s-p[ \t]*)(?!["']?\$)("[^"\n]{1,200}"|'[^'\n]{1,200}'|[^\s"']{1,200})""",
+    r"""(\bsshpass\b[^\n|;&]{0,80}?\s-p[ \t]*)(?!["']?\$)"""
+    r"""("[^"\n]{1,200}"|'[^'\n]{1,200}'|[^\s"']{1,200})""",
     keep=lambda m: m.group(1) + _MASK.format("password"),
 )
 # curl -u user:password (or --user): keep the user

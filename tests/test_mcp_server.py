@@ -611,11 +611,15 @@ async def test_oversized_arguments_are_refused_with_their_reason_before_anything
                 s, "remember", text="bounded", anchors=[f"tag:t{i}" for i in range(100_000)]
             ),
             "tags": await call_error(s, "remember", text="bounded", tags=["t"] * 1000),
-            "anchor": await call_error(s, "remember", text="bounded", anchors=["tag:" + "a" * 5000]),
+            "anchor": await call_error(
+                s, "remember", text="bounded", anchors=["tag:" + "a" * 5000]
+            ),
             "kinds": await call_error(s, "search", query="x", kinds=["fact"] * 100_000),
             "path": await call_error(s, "context_for_file", path="a" * 100_000),
             "query": await call_error(s, "search", query="q" * 100_000),
-            "lock tags": await call_error(s, "lock_context", name="n", content="c", tags=["t"] * 1000),
+            "lock tags": await call_error(
+                s, "lock_context", name="n", content="c", tags=["t"] * 1000
+            ),
             "lock ids": await call_error(
                 s, "lock_context", name="n", memory_ids=list(range(1, 100_000))
             ),

@@ -322,7 +322,13 @@ async def plant_through_mcp(project: Path, data: Path, every: str) -> None:
             budget=50_000,
         )
         await call(
-            s, "lock_context", name="all keys", content=every, tags=singles, note=every, budget=50_000
+            s,
+            "lock_context",
+            name="all keys",
+            content=every,
+            tags=singles,
+            note=every,
+            budget=50_000,
         )
         for n, t in enumerate(singles):
             await call(s, "lock_context", name=t[:200], content=f"lock {n}: {t}", tags=[t])
@@ -357,7 +363,17 @@ def test_no_planted_secret_reaches_the_data_folder_or_an_injected_file_by_any_do
         return r.stdout + r.stderr
 
     channels = {
-        "cli remember": lambda: cli("remember", "--json", f"Note: {every}"),
+        "cli remember": lambda: cli(
+            "remember",
+            "--json",
+            "--source",
+            f"import {text_of('github-classic')}",
+            "--source-id",
+            text_of("stripe"),
+            "--artifact",
+            f"pr:{text_of('jwt')}",
+            f"Note: {every}",
+        ),
         "stdin": lambda: cli("remember", "--json", "-", stdin=f"From stdin: {every}"),
         "tags and anchors": lambda: cli(
             "remember",
@@ -367,14 +383,16 @@ def test_no_planted_secret_reaches_the_data_folder_or_an_injected_file_by_any_do
             "tagged note",
         ),
         "forget reason": lambda: cli(
-            "forget", str(json.loads(cli("remember", "--json", "to forget"))["id"]), "--reason", every
+            "forget",
+            str(json.loads(cli("remember", "--json", "to forget"))["id"]),
+            "--reason",
+            every,
         ),
         # git commits, decision records, rule files, SpecStory, Claude Code, Copilot, Cursor
         "ingest": lambda: cli("ingest", "--json"),
-        "mcp remember and lock_context": lambda: asyncio.run(
-            plant_through_mcp(project, data, every)
-        )
-        or "",
+        "mcp remember and lock_context": lambda: (
+            asyncio.run(plant_through_mcp(project, data, every)) or ""
+        ),
         # the hook front door: plant through it here once it exists
     }
     out = {name: plant() for name, plant in channels.items()}

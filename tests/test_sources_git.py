@@ -330,7 +330,7 @@ def test_a_corrupt_commit_object_skips_only_itself_and_every_readable_commit_is_
         assert set(by_sha) == set(shas) - {shas[5]}
         assert len(commits) == 9  # each once
         assert skips.total == 1
-        assert [r for (_, r) in skips.counts][0].startswith("unreadable commit")
+        assert next(r for (_, r) in skips.counts).startswith("unreadable commit")
         assert by_sha[shas[0]].files == ("f0.txt",) and by_sha[shas[9]].files == ("f9.txt",)
         assert by_sha[shas[6]].files == ()  # its parent is unreadable: no diff to list
         older = [c.sha for c in commits if c.sha in shas[:5]]

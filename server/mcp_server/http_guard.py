@@ -65,8 +65,10 @@ def local_origins(port: int) -> list[str]:
 
 
 def _valid_id(value: Any) -> bool:
-    return value is None or isinstance(value, str) or (
-        isinstance(value, int | float) and not isinstance(value, bool)
+    return (
+        value is None
+        or isinstance(value, str)
+        or (isinstance(value, int | float) and not isinstance(value, bool))
     )
 
 
@@ -138,7 +140,9 @@ class Guard:
 
 def _bearer_matches(headers: dict[str, str], token: str) -> bool:
     scheme, _, given = headers.get("authorization", "").strip().partition(" ")
-    return scheme.lower() == "bearer" and hmac.compare_digest(given.strip().encode(), token.encode())
+    return scheme.lower() == "bearer" and hmac.compare_digest(
+        given.strip().encode(), token.encode()
+    )
 
 
 async def _read_body(receive: Receive) -> tuple[bytes, bool, Receive]:
@@ -174,10 +178,14 @@ async def _plain(
 
 
 async def _json(send: Send, status: int, payload: dict[str, Any]) -> None:
-    await _respond(send, status, [(b"content-type", b"application/json")], json.dumps(payload).encode())
+    await _respond(
+        send, status, [(b"content-type", b"application/json")], json.dumps(payload).encode()
+    )
 
 
-async def _respond(send: Send, status: int, headers: list[tuple[bytes, bytes]], body: bytes) -> None:
+async def _respond(
+    send: Send, status: int, headers: list[tuple[bytes, bytes]], body: bytes
+) -> None:
     headers = [*headers, (b"content-length", str(len(body)).encode())]
     await send({"type": "http.response.start", "status": status, "headers": headers})
     await send({"type": "http.response.body", "body": body})

@@ -182,7 +182,11 @@ def _toml_value(value: Any) -> str:
     if isinstance(value, list):
         return "[" + ", ".join(_toml_value(v) for v in value) + "]"
     if isinstance(value, dict):
-        return "{ " + ", ".join(f"{_toml_string(k)} = {_toml_value(v)}" for k, v in value.items()) + " }"
+        return (
+            "{ "
+            + ", ".join(f"{_toml_string(k)} = {_toml_value(v)}" for k, v in value.items())
+            + " }"
+        )
     return _toml_string(value)
 
 

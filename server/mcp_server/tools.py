@@ -146,9 +146,7 @@ def register(app: MCPServer, backend: Backend) -> None:  # noqa: C901
         query: Annotated[
             str, Field(min_length=1, max_length=MAX_QUERY, description="what to look for")
         ],
-        kinds: Annotated[
-            list[KindName], Field(max_length=20, description="only these kinds")
-        ] = [],  # noqa: B006
+        kinds: Annotated[list[KindName], Field(max_length=20, description="only these kinds")] = [],  # noqa: B006
         limit: Annotated[int, Field(ge=1, le=50)] = 10,
         as_of: AsOf = None,
         budget: Annotated[int, _budget(4000)] = 4000,
@@ -264,7 +262,9 @@ def register(app: MCPServer, backend: Backend) -> None:  # noqa: C901
     async def context_for_file(
         path: Annotated[
             str,
-            Field(min_length=1, max_length=MAX_PATH, description="the file, relative to the project"),
+            Field(
+                min_length=1, max_length=MAX_PATH, description="the file, relative to the project"
+            ),
         ],
         branch: Annotated[str | None, Field(description="default: the checked-out one")] = None,
         activity: Annotated[ActivityName | None, Field(description="default: inferred")] = None,
