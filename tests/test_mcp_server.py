@@ -631,3 +631,35 @@ async def test_oversized_arguments_are_refused_with_their_reason_before_anything
     assert found["count"] == 0 and locks["count"] == 0
     with seeded(project, data) as store:
         assert store.list() == []
+
+
+async def test_a_stored_memory_is_answered_as_stored_even_when_the_budget_is_small(
+    project: Path, data: Path
+) -> None:
+    async with mcp_session(project, data) as s:
+        made = await call(
+            s,
+            "remember",
+            text="many anchors",
+            anchors=[f"tag:t{i}" for i in range(200)],
+            budget=100,
+        )
+    assert made["created"] is True and made["anchors"] == 200 and made["truncated"] is True
+
+
+async def test_an_unexpected_failure_names_its_reason(tmp_path: Path) -> None:
+    from mcp.server.mcpserver.exceptions import ToolError
+
+    from server.mcp_server.app import Backend
+    from server.mcp_server.tools import _call
+
+    backend = Backend(root=tmp_path, db_path=tmp_path / "data" / "memory.db")
+
+    def broken(store: MemoryStore) -> None:
+        raise RuntimeError("the disk went away")
+
+    try:
+        with pytest.raises(ToolError, match=r"internal error \(RuntimeError: the disk went away\)"):
+            await _call(backend, broken)
+    finally:
+        backend.close()

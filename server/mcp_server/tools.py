@@ -340,7 +340,14 @@ def register(app: MCPServer, backend: Backend) -> None:  # noqa: C901
             )
             out = ops.remember(store, args).to_dict()
             m = _memories(store, [out["id"]]).get(out["id"])
-            return fit_items(to_wire(_cite(out, m)), budget)
+            wire = to_wire(_cite(out, m))
+            try:
+                return fit_items(wire, budget)
+            except BudgetTooSmall:
+                # it is stored: the answer must not read as a failure, so it says less
+                lean = {k: wire[k] for k in ("id", "created", "kind", "source") if k in wire}
+                lean["anchors"] = len((wire.get("memory") or {}).get("anchors") or [])
+                return {**fit_items(lean, budget), "truncated": True}
 
         return _result(await _call(backend, work))
 
