@@ -34,7 +34,7 @@ from storage.redact import redact
 RESULTS = Path(__file__).resolve().parent / "results" / "secrets-devset.json"
 TOKEN = re.compile(r"[A-Za-z0-9_\-.+/=%~:]{12,}")
 KEY_SHAPED = re.compile(
-    rb"(?:tvly-|sk-|sk_live_|AIza|ghp_|gho_|github_pat_|glpat-|xox[abpre]-|xapp-|AKIA|hf_|gsk_|"
+    rb"(?<![A-Za-z0-9_\-.])(?:tvly-|sk-|sk_live_|AIza|ghp_|gho_|github_pat_|glpat-|xox[abpre]-|xapp-|AKIA|hf_|gsk_|"
     rb"pplx-|GOCSPX-|lin_api_|HRKU-|npm_|pypi-AgE|dop_v1_)[A-Za-z0-9_\-]{16,}"
 )
 TEXT_SUFFIXES = {".md", ".mdc", ".json", ".jsonl", ".txt", ".yml", ".yaml", ".toml", ".env"}

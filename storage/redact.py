@@ -207,16 +207,34 @@ def _aws_secret(m: re.Match[str]) -> str:
     return _MASK.format("aws-secret-key")
 
 
-# A quoted value after a key-like name that a terminal's wrap has broken (``api_ke⏎y='…'``).
-_QUOTED = re.compile(r"""(["'])([A-Za-z0-9_\-./+]{12,200})\1""")
+# A quoted value after a key-like name that a terminal's wrap has broken (``api_ke⏎y='…'``),
+# the value too, anywhere (``'AIz⏎aSy…'``, ``'⏎eyJhbGci…⏎…'``); a mask already in it counts.
+_QUOTED = re.compile(r"""(["'])((?:[A-Za-z0-9_\-./+:=%~\[\]]|\r?\n){12,2000})\1""")
 _KEYED = re.compile(r"""(?i)(?:key|token|secret|passw(?:or)?d)["']?[:=]$""")
 
 
 def _keyed_value(m: re.Match[str]) -> str:
     before = "".join(m.string[max(0, m.start() - 60) : m.start()].split())
-    if not _KEYED.search(before):
+    if not _KEYED.search(before) or sum(not c.isspace() for c in m.group(2)) < 12:
         return m.group(0)
     return m.group(1) + _MASK.format("secret") + m.group(1)
+
+
+# The rest of a masked value that a terminal wrapped onto the next line (after a blank line and
+# an indent, too): a run of 8+ token characters with a letter and a digit that starts the line.
+_CONTINUED = re.compile(
+    r"(\[REDACTED:[a-z-]+\][ \t]*\r?\n(?:[ \t]*\r?\n)?[ \t]*)"
+    r"((?=[A-Za-z0-9_\-+/%]{0,200}\d)(?=[A-Za-z0-9_\-+/%]{0,200}[A-Za-z])[A-Za-z0-9_\-+/%]{8,200})"
+    r"(?=[&\"'\s]|$)"
+)
+
+
+def _wrapped(text: str) -> str:
+    """The checks that only matter for text with line breaks (a terminal's wrap)."""
+    if "\n" not in text:
+        return text
+    text = _QUOTED.sub(_keyed_value, text)
+    return _CONTINUED.sub(lambda m: m.group(1) + _MASK.format("secret"), text)
 
 
 def redact(text: str) -> str:
@@ -224,7 +242,7 @@ def redact(text: str) -> str:
     if not text:
         return text
     if not _MAYBE_SECRET.search(text):
-        return _QUOTED.sub(_keyed_value, text) if "\n" in text else text
+        return _wrapped(text)
     for name, pattern, keep in _PATTERNS:
         if keep is None:
             text = pattern.sub(_MASK.format(name), text)
@@ -232,7 +250,7 @@ def redact(text: str) -> str:
             text = pattern.sub(_skip_masked(keep), text)
     if _AWS_CONTEXT.search(text):
         text = _AWS_SECRET.sub(_aws_secret, text)
-    return _QUOTED.sub(_keyed_value, text) if "\n" in text else text
+    return _wrapped(text)
 
 
 KINDS: tuple[str, ...] = (*(name for name, _, _ in _PATTERNS), "aws-secret-key")

@@ -372,3 +372,50 @@ LOOK_ALIKES = [
 @pytest.mark.parametrize("text", LOOK_ALIKES)
 def test_look_alikes_of_the_new_formats_are_left_alone(text: str) -> None:
     assert redact(text) == text
+
+
+GOOGLE_BODY = "SyA2eX12EtH1jTK" + "-uyJKsbDr3yzGhUvVzS8"
+WRAPPED = [
+    # a pasted terminal dump, wrapped at its width inside the name, the prefix and the value
+    (f"EngineConfig(api_key='AIz\na{GOOGLE_BODY}', enabled=True)", GOOGLE_BODY),
+    (f"EngineConfig(api_key='AI\nza{GOOGLE_BODY}', enabled=True)", GOOGLE_BODY),
+    (
+        "Config(api_key='\nfe261e3d-c087-4775-b04f-"
+        + "5ab4eb537a97:4ff2f70c-b6e0-4555-\naa2f', x=1)",
+        "5ab4eb537a97",
+    ),
+    (
+        "Config(api_k\ney='zsk-58954e51842bb1b87a" + "23fcb68a1d1f7f94dad\ncd526a', x=1)",
+        "23fcb68a1d",
+    ),
+    (
+        "Config(api_key='\neyJhbGciOiJIUzI1NiIsInR5cCI6Ik"
+        + "pXVCJ9.eyJpZCI6IjY1Mz\nhbGciOiJ', x=1)",
+        "pXVCJ9.eyJpZCI6",
+    ),
+    (
+        "q=Adam&\n\n      api_key=abcdef0123456789\n\n      be134505081c6e2b"
+        + "44100ff00647f&engine=g",
+        "44100ff00647f",
+    ),
+]
+
+
+@pytest.mark.parametrize(("text", "secret"), WRAPPED, ids=[str(i) for i in range(len(WRAPPED))])
+def test_a_value_a_terminal_wrapped_anywhere_is_masked_whole(text: str, secret: str) -> None:
+    out = redact(text)
+    assert secret not in out and "[REDACTED:" in out
+    assert redact(out) == out
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "x = 'abc'\ny = 'def'\nname = 'a_very_long_identifier_name'\n",
+        "KEY_NAME = 'x'\nfoo('some/path/to/file.py')\n",
+        "token = get()\n\n    release-2024-candidate is out\n",
+        "api_key = os.environ['KEY']\n'another/string/value/here'\n",
+    ],
+)
+def test_wrapped_look_alikes_are_left_alone(text: str) -> None:
+    assert redact(text) == text
