@@ -36,7 +36,7 @@ ActivityName = Literal["debugging", "feature", "review", "refactor", "deploy", "
 MAX_LIST = 200
 """Most items a list argument (anchors, tags, artifacts, ids …) of one request may carry."""
 MAX_ITEM_CHARS = 2_000
-"""Longest anchor, tag or artifact."""
+"""Longest branch or category name (an anchor's value is clipped where it is stored)."""
 MAX_QUERY_CHARS = 10_000
 MAX_PATH_CHARS = 4_096
 """Longest path (the longest a file system takes)."""
@@ -45,12 +45,6 @@ MAX_PATH_CHARS = 4_096
 def _at_most(name: str, values: tuple[str, ...] | tuple[int, ...], n: int = MAX_LIST) -> None:
     if len(values) > n:
         raise Invalid(f"argument '{name}' has {len(values)} items; the limit is {n}")
-    for v in values:
-        if isinstance(v, str) and len(v) > MAX_ITEM_CHARS:
-            raise Invalid(
-                f"an item of argument '{name}' is {len(v)} characters; "
-                f"the limit is {MAX_ITEM_CHARS}"
-            )
 
 
 def _short(name: str, value: str | None, n: int) -> None:
