@@ -296,16 +296,32 @@ def read_commits(
         args.append(".")
     seen: set[str] = set()
     count = 0
+    for commit in _walk(root, args, revs, since, branch, mine, seen, skips):
+        if commit.sha in seen:
+            continue
+        seen.add(commit.sha)
+        yield commit
+        count += 1
+        if limit is not None and count >= limit:
+            return
+
+
+def _walk(
+    root: Path,
+    args: list[str],
+    revs: list[str],
+    since: float | None,
+    branch: str,
+    mine: set[str],
+    seen: set[str],
+    skips: SkipLog,
+) -> Iterator[Commit]:
+    """``git log``'s commits, again past each unreadable object it stops at (a commit may come
+    twice: the caller keeps ``seen``)."""
+    where = str(root)
     for _attempt in range(MAX_RESTARTS + 1):
         failure: list[str] = []
-        for commit in _stream(root, args, branch, mine, failure):
-            if commit.sha in seen:
-                continue
-            seen.add(commit.sha)
-            yield commit
-            count += 1
-            if limit is not None and count >= limit:
-                return
+        yield from _stream(root, args, branch, mine, failure)
         if not failure:
             return
         # git stopped at an unreadable object: skip the commit it stopped at, read the rest
@@ -322,14 +338,7 @@ def read_commits(
             log.warning("git could not read %d commit(s) in %s", len(unreadable), root)
             for sha in unreadable:
                 skips.skip(SOURCE, sha, f"unreadable commit (corrupt object): {failure[0][:200]}")
-            for commit in _read_listed(root, args, order, orphans, branch, mine, skips):
-                if commit.sha in seen:
-                    continue
-                seen.add(commit.sha)
-                yield commit
-                count += 1
-                if limit is not None and count >= limit:
-                    return
+            yield from _read_listed(root, args, order, orphans, branch, mine, skips)
             return
         log.warning("git could not read commit %s in %s: %s", bad, root, failure[0])
         skips.skip(SOURCE, bad, f"unreadable commit (corrupt object): {failure[0][:200]}")
