@@ -661,6 +661,7 @@ def cmd_restore(session: ProjectSession, a: argparse.Namespace) -> int:
 
 def cmd_stats(session: ProjectSession, a: argparse.Namespace) -> int:
     store = session.store
+    store.vectors()  # loaded and caught up, so the index's own size is known (indexCount)
     st = ops.stats(store)
     if a.json:
         _print_json(to_wire(st))

@@ -907,7 +907,7 @@ class MemoryStore:
             return int(conn.execute(sql, p).get)
 
         emb = self.embedder
-        vi = self.vectors()  # loaded (and caught up) when a command opened the store just now
+        vi = self._vectors
         return Stats(
             memories=one("SELECT count(*) FROM memories"),
             active=one("SELECT count(*) FROM memories WHERE archived = 0"),
