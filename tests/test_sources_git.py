@@ -335,6 +335,8 @@ def test_a_corrupt_commit_object_skips_only_itself_and_every_readable_commit_is_
         assert by_sha[shas[6]].files == ()  # its parent is unreadable: no diff to list
         older = [c.sha for c in commits if c.sha in shas[:5]]
         assert older == shas[:5]  # the history behind it, parents first
+        newer = [c.sha for c in commits if c.sha in shas[6:]]
+        assert newer == shas[6:]
 
 
 def test_a_files_last_change_is_its_last_commit_or_its_uncommitted_edit(tmp_path: Path) -> None:

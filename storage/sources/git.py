@@ -338,7 +338,7 @@ def _walk(
             log.warning("git could not read %d commit(s) in %s", len(unreadable), root)
             for sha in unreadable:
                 skips.skip(SOURCE, sha, f"unreadable commit (corrupt object): {failure[0][:200]}")
-            yield from _read_listed(root, args, order, orphans, branch, mine, skips)
+            yield from _read_listed(root, args, revs, order, orphans, branch, mine, skips)
             return
         log.warning("git could not read commit %s in %s: %s", bad, root, failure[0])
         skips.skip(SOURCE, bad, f"unreadable commit (corrupt object): {failure[0][:200]}")
@@ -356,6 +356,7 @@ _WALK_OPTIONS = ("--reverse", "--date-order")
 def _read_listed(
     root: Path,
     args: list[str],
+    tips: list[str],
     order: list[str],
     orphans: set[str],
     branch: str,
@@ -365,7 +366,10 @@ def _read_listed(
     """The commits ``order`` names, in that order, each read on its own (``--no-walk``); an
     orphan (its parent unreadable) has no diff to list, so it comes without files."""
     at = args.index("--")
-    options = [a for a in args[:at] if a not in _WALK_OPTIONS]
+    # the options only: not the walk's order, its tip or what it excludes (``^sha``)
+    options = [
+        a for a in args[:at] if a not in _WALK_OPTIONS and not a.startswith("^") and a not in tips
+    ]
     runs: list[tuple[bool, list[str]]] = []
     for sha in order:
         orphan = sha in orphans
