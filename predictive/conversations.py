@@ -25,6 +25,7 @@ from predictive.derive import error_signature
 from predictive.extract import Candidate, convention_confidence, file_anchors, paths_in
 from predictive.mentions import is_tool_output
 from storage.models import Anchor, AnchorType, Kind, NewMemory
+from storage.redact import redact
 from storage.sources.records import ChatMessage, CodeBlock, Conversation
 from storage.text import STOPWORDS
 
@@ -202,7 +203,9 @@ def _own_words(m: ChatMessage) -> str:
 
 
 def _clip(text: str, n: int) -> str:
-    text = " ".join(text.split())
+    """``text`` on one line, at most ``n`` characters; redacted before it is cut (a secret cut
+    in half no longer looks like one)."""
+    text = " ".join(redact(text).split())
     return text if len(text) <= n else text[: n - 1].rstrip() + "…"
 
 

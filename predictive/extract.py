@@ -16,6 +16,7 @@ from functools import lru_cache
 from predictive.commit_noise import meaningful_body
 from predictive.derive import FileFacts, derive_file, error_signature
 from storage.models import Anchor, AnchorType, Artifact, Kind, NewMemory
+from storage.redact import redact
 from storage.sources.records import Commit, DecisionRecord, RuleFile, RuleItem
 
 MIN_CONFIDENCE = 0.5
@@ -98,7 +99,9 @@ def _date(ts: float | None) -> str:
 
 
 def _clip(text: str, n: int) -> str:
-    text = " ".join(text.split())
+    """``text`` on one line, at most ``n`` characters; redacted before it is cut (a secret cut
+    in half no longer looks like one)."""
+    text = " ".join(redact(text).split())
     return text if len(text) <= n else text[: n - 1].rstrip() + "…"
 
 

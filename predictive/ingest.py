@@ -42,7 +42,13 @@ from storage.errors import InvalidInput, StoreError
 from storage.models import ContradictionStatus, EdgeType
 from storage.repository import MemoryStore
 from storage.sessions import SessionStore
-from storage.sources.records import Conversation, DecisionRecord, SkipLog, without_injected
+from storage.sources.records import (
+    Conversation,
+    DecisionRecord,
+    SkipLog,
+    redacted,
+    without_injected,
+)
 from storage.text import parse_instant
 
 log = logging.getLogger(__name__)
@@ -563,6 +569,7 @@ class _Run:
             if state.get(key) == fp:
                 report.unchanged += 1
                 continue
+            conv = redacted(conv)  # before anything is derived from it
             extraction = extract_conversation(conv)
             extract_with(self.llm, conv, extraction)  # a configured LLM's validated items
             if self.opts.dry_run:

@@ -11,6 +11,7 @@ from typing import Any
 from predictive.tokens import truncate_to_tokens
 from storage import InvalidInput, MemoryStore
 from storage.locks import LockedContext, LockSummary
+from storage.redact import redact
 
 PREVIEW_TOKENS = 120
 _RULE = re.compile(r"\b(MUST|ALWAYS|NEVER|REQUIRED|CRITICAL|WARNING|DO NOT|DON'T)\b", re.I)
@@ -55,6 +56,7 @@ def lock_context(
         if not memory_ids:
             raise InvalidInput("give the content to lock, or the ids of memories to lock")
         content = _content_of(store, memory_ids)
+    content = redact(content)  # before the preview is cut from it
     return store.locks.lock(
         name,
         content,

@@ -14,6 +14,7 @@ import contextvars
 import importlib
 import inspect
 import logging
+import os
 import sys
 import threading
 from collections.abc import Callable, Coroutine
@@ -156,6 +157,7 @@ class LivingMemoryServer(LanguageServer):
         self.init_options: Any = None
         self.loop: asyncio.AbstractEventLoop | None = None
         self.connected = False
+        self.parent_pid: int | None = None  # over stdio: the process that started us
         self.tasks: set[asyncio.Task[Any]] = set()
         self._listeners: dict[str, list[tuple[str, Listener, bool]]] = {}
         self._shown: set[str] = set()
@@ -413,5 +415,6 @@ def serve(*, tcp: tuple[str, int] | None = None, log_level: str = "info") -> int
     if tcp is not None:
         server.start_tcp(*tcp)
     else:
+        server.parent_pid = os.getppid()
         server.start_io()
     return 0

@@ -665,6 +665,7 @@ def cmd_restore(session: ProjectSession, a: argparse.Namespace) -> int:
 
 def cmd_stats(session: ProjectSession, a: argparse.Namespace) -> int:
     store = session.store
+    store.vectors()  # loaded and caught up, so the index's own size is known (indexCount)
     st = ops.stats(store)
     if a.json:
         _print_json(to_wire(st))
@@ -681,6 +682,7 @@ def cmd_stats(session: ProjectSession, a: argparse.Namespace) -> int:
     )
     print(
         f"vectors    {st.embedded} embedded, {st.pending_embeddings} pending"
+        + (f", {st.index_count} in the index" if st.index_count is not None else "")
         + (f" (model {st.model_id})" if st.model_id else "")
     )
     print(f"sessions   {st.sessions} ({st.messages} messages)")

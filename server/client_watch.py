@@ -68,3 +68,20 @@ async def watch(
         await asyncio.sleep(poll)
     log.warning("the client process %d is gone; shutting down", pid)
     await on_gone()
+
+
+async def watch_parent(
+    parent: int,
+    on_gone: Callable[[], Awaitable[None]],
+    *,
+    poll: float = POLL_SECONDS,
+) -> None:
+    """For a client that gives no process id: poll the process that started us (``parent``,
+    ``os.getppid()`` at start); once we are handed to another (init, a subreaper) or it is
+    gone, await ``on_gone`` and end."""
+    if parent <= 1:
+        return  # started by init itself: nothing to watch
+    while os.getppid() == parent and alive(parent):
+        await asyncio.sleep(poll)
+    log.warning("the process that started us (%d) is gone; shutting down", parent)
+    await on_gone()

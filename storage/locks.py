@@ -1,7 +1,7 @@
 """Locked contexts (seed 000): a named piece of context pinned by an agent, kept in versions.
 
 Locking again under a name adds a version; earlier versions are never changed or removed.
-Content is redacted before it is stored.
+Every text (name, content, preview, tags, note) is redacted before it is stored.
 """
 
 from __future__ import annotations
@@ -21,6 +21,9 @@ if TYPE_CHECKING:
 
 MAX_NAME_CHARS = 200
 MAX_CONTENT_CHARS = 200_000
+MAX_TAGS = 200
+MAX_TAG_CHARS = 200
+MAX_MEMORY_IDS = 200
 
 _COLUMNS = "id, name, version, content, preview, tags, memory_ids, note, source, created_at"
 
@@ -80,13 +83,26 @@ class LockSummary:
 
 
 def clean_name(name: str) -> str:
-    """A lock name: trimmed, non-empty, at most ``MAX_NAME_CHARS`` characters."""
+    """A lock name: trimmed, redacted, non-empty, at most ``MAX_NAME_CHARS`` characters (the
+    same secret in a name given to a lookup is redacted the same way, so it still matches)."""
     if not isinstance(name, str) or not name.strip():
         raise InvalidInput("the context name is empty")
     name = " ".join(name.split())
     if len(name) > MAX_NAME_CHARS:
         raise InvalidInput(f"the context name is longer than {MAX_NAME_CHARS} characters")
-    return name
+    return redact(name)
+
+
+def clean_tags(tags: Sequence[str]) -> list[str]:
+    """Trimmed, redacted, de-duplicated, sorted tags."""
+    if len(tags) > MAX_TAGS:
+        raise InvalidInput(f"{len(tags)} tags; the limit is {MAX_TAGS}")
+    for t in tags:
+        if not isinstance(t, str):
+            raise InvalidInput(f"a tag must be text, not {t!r}")
+        if len(t) > MAX_TAG_CHARS:
+            raise InvalidInput(f"a tag is {len(t)} characters; the limit is {MAX_TAG_CHARS}")
+    return sorted({redact(" ".join(t.split())) for t in tags if t and t.strip()})
 
 
 def _row(r: tuple[Any, ...]) -> LockedContext:
@@ -129,8 +145,10 @@ class LockStore:
         if len(content) > MAX_CONTENT_CHARS:
             raise InvalidInput(f"the context content is longer than {MAX_CONTENT_CHARS} characters")
         content = redact(content)
-        clean_tags = sorted({" ".join(t.split()) for t in tags if t and t.strip()})
+        tag_list = clean_tags(tags)
         ids = list(dict.fromkeys(int(i) for i in memory_ids))
+        if len(ids) > MAX_MEMORY_IDS:
+            raise InvalidInput(f"{len(ids)} memory ids; the limit is {MAX_MEMORY_IDS}")
         conn = self.store.conn
         with dbmod.immediate(conn):
             for mid in ids:
@@ -144,7 +162,7 @@ class LockStore:
             if latest is not None:
                 old = _row(latest)
                 same = (old.content, list(old.tags), list(old.memory_ids))
-                if same == (content, clean_tags, ids):
+                if same == (content, tag_list, ids):
                     return old, False
             version = 1 if latest is None else latest[2] + 1
             conn.execute(
@@ -155,7 +173,7 @@ class LockStore:
                     version,
                     content,
                     redact(preview),
-                    json.dumps(clean_tags),
+                    json.dumps(tag_list),
                     json.dumps(ids),
                     redact(note) if note else None,
                     source,
@@ -231,5 +249,6 @@ class LockStore:
             for r in rows
         ]
         if tag is not None:
-            out = [s for s in out if tag in s.tags]
+            wanted = redact(" ".join(tag.split()))
+            out = [s for s in out if wanted in s.tags]
         return out[:limit]

@@ -38,6 +38,12 @@ _add("xai-key", r"\bxai-[A-Za-z0-9]{40,}")
 _add("cerebras-key", r"\bcsk-[A-Za-z0-9]{20,}")
 _add("perplexity-key", r"\bpplx-[A-Za-z0-9]{20,}")
 _add("brave-search-key", r"\bBSA[A-Za-z0-9_\-]{20,}")
+_add("tavily-key", r"\btvly-(?:dev-|prod-)?[A-Za-z0-9]{16,}")
+_add("google-oauth-secret", r"\bGOCSPX-[A-Za-z0-9_\-]{20,}")
+_add("mailgun-key", r"\bkey-[0-9a-z]{32}\b")
+_add("linear-key", r"\blin_(?:api|oauth)_[A-Za-z0-9]{32,}")
+_add("notion-token", r"\bsecret_(?=[A-Za-z0-9]{0,80}\d)[A-Za-z0-9]{40,}\b|\bntn_[A-Za-z0-9]{40,}")
+_add("heroku-key", r"\bHRKU-[A-Za-z0-9_\-]{20,}")
 # also a key that a terminal wrapped onto the next line (or cut off)
 _add(
     "google-api-key",
@@ -48,7 +54,7 @@ _add(
     "slack-webhook",
     r"\bhttps://hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9_/\-]{8,}",
 )
-_add("slack-token", r"\bxox[abposre]-[A-Za-z0-9-]{10,}")
+_add("slack-token", r"\bxox[abposre]-[A-Za-z0-9-]{10,}|\bxapp-\d-[A-Za-z0-9-]{10,}")
 _add(
     "discord-webhook",
     r"\bhttps://(?:ptb\.|canary\.)?discord(?:app)?\.com/api/webhooks/\d+/[\w\-]{20,}",
@@ -73,6 +79,40 @@ _add(
     r"(?i)(\bbearer\s+)([A-Za-z0-9._~+/\-]{16,}=*)",
     keep=lambda m: m.group(1) + _MASK.format("token"),
 )
+# Authorization: Basic base64(user:password); the header's name or a user:password shape
+_add(
+    "basic-auth",
+    r"(?i)(\bauthorization[\"']?\s{0,5}[:=]\s{0,5}[\"']?basic\s+)([A-Za-z0-9+/]{6,}={0,2})"
+    r"|(\bBasic\s+)((?=[A-Za-z0-9+/]{0,200}[0-9+/=])(?=[A-Za-z0-9+/]{0,200}[A-Z])"
+    r"(?=[A-Za-z0-9+/]{0,200}[a-z])[A-Za-z0-9+/]{12,}={0,2})(?![A-Za-z0-9+/=])",
+    keep=lambda m: (m.group(1) or m.group(3)) + _MASK.format("token"),
+)
+# an Azure shared access signature's sig= parameter (a URL or a connection string)
+_add(
+    "azure-sas",
+    r"(?i)([?&;]sig=)([A-Za-z0-9%+/=_\-]{16,})",
+    keep=lambda m: m.group(1) + _MASK.format("signature"),
+)
+# sshpass -p PASSWORD
+_add(
+    "sshpass",
+    r"""(\bsshpass\b[^\n|;&]{0,80}?\s-p[ \t]*)(?!["']?\$)"""
+    r"""("[^"\n]{1,200}"|'[^'\n]{1,200}'|[^\s"']{1,200})""",
+    keep=lambda m: m.group(1) + _MASK.format("password"),
+)
+# curl -u user:password (or --user): keep the user
+_add(
+    "curl-user",
+    r"""(\bcurl\b[^\n|;&]{0,200}?\s(?:-u|--user)(?:[ \t]+|=)?(["']?)(?!\$)[^\s:"'$]{1,100}:)"""
+    r"""(?!\$|\[REDACTED)([^\s"']{1,200})""",
+    keep=lambda m: m.group(1) + _MASK.format("password"),
+)
+# ~/.docker/config.json: "auth": "base64(user:password)", "identitytoken": "…"
+_add(
+    "docker-auth",
+    r"""(?i)("(?:auth|identitytoken|registrytoken)"\s{0,5}:\s{0,5}")([A-Za-z0-9+/=._\-]{8,})(")""",
+    keep=lambda m: m.group(1) + _MASK.format("secret") + m.group(3),
+)
 # scheme://user:password@host  → keep user and host
 _add(
     "url-password",
@@ -94,7 +134,7 @@ _add(
     "assignment",
     r"""(?ix)
     ((?:_KEY|_TOKEN|_SECRET|_PASSWORD|_PASSWD|_PWD|API_?KEY|SECRET_?KEY|
-        ACCESS_?KEY|PRIVATE_?KEY|AUTH_?TOKEN|ACCESS_?TOKEN|PASSWORD|SECRET|TOKEN)\b
+        ACCESS_?KEY|PRIVATE_?KEY|AUTH_?TOKEN|ACCESS_?TOKEN|PASSWORD|PASSWD|PWD|SECRET|TOKEN)\b
      ["']?\s*[:=]\s*)
     (["'])?
     (?!(?:os\.|process\.env|\$\{|\$[A-Z_]|env\(|getenv|settings\.|config\.|self\.|None\b|null\b|
@@ -108,6 +148,7 @@ _add(
 
 _NAME_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-")
 _IDENTIFIER = re.compile(r"[A-Za-z_][\w.]*")
+_PATH_VALUE = re.compile(r"[/~.]|[A-Za-z]:[\\/]")
 _YAML_TAG = re.compile(r"![A-Za-z_][\w-]*$")
 """A YAML local tag (``!secret``, not the ``!!str`` of a literal's type) standing for the value."""
 
@@ -118,6 +159,8 @@ def _assignment(m: re.Match[str]) -> str:
     (``api_key=api_key``, ``token = args.token``), or a YAML tag that looks the value up
     (``password: !secret db_password``)."""
     lhs, quote, value, close = m.group(1), m.group(2) or "", m.group(3), m.group(4) or ""
+    if lhs.lstrip("_").upper().startswith("PWD") and _PATH_VALUE.match(value):
+        return m.group(0)  # PWD=/home/me/project: the shell's working directory
     if not quote and _YAML_TAG.match(value) and lhs.rstrip().endswith(":"):
         return m.group(0)  # a reference to a secret (!secret, !env_var, !Ref …), not one
     if not quote:
@@ -140,7 +183,7 @@ _MAYBE_SECRET = re.compile(
     r"PRIVATE KEY|AKIA|ASIA|ABIA|ACCA|gh[pousr]_|github_pat_|gl[a-z]{1,3}-|sk-|AIza|xox|"
     r"_live_|_test_|whsec_|eyJ|npm_|hf_|bearer|://|key|token|secret|passw|pwd|aws|pplx-|BSA|"
     r"gsk_|xai-|csk-|AC[0-9a-f]{32}|SK[0-9a-f]{32}|SG\.|pypi-|_v1_|shp|:AA|Q~|AccountKey|"
-    r"SharedAccess",
+    r"SharedAccess|tvly-|basic|xapp-|GOCSPX-|sig=|sshpass|curl|\"auth\"|lin_|ntn_|HRKU-",
     re.IGNORECASE,
 )
 
@@ -164,16 +207,34 @@ def _aws_secret(m: re.Match[str]) -> str:
     return _MASK.format("aws-secret-key")
 
 
-# A quoted value after a key-like name that a terminal's wrap has broken (``api_ke⏎y='…'``).
-_QUOTED = re.compile(r"""(["'])([A-Za-z0-9_\-./+]{12,200})\1""")
+# A quoted value after a key-like name that a terminal's wrap has broken (``api_ke⏎y='…'``),
+# the value too, anywhere (``'AIz⏎aSy…'``, ``'⏎eyJhbGci…⏎…'``); a mask already in it counts.
+_QUOTED = re.compile(r"""(["'])((?:[A-Za-z0-9_\-./+:=%~\[\]]|\r?\n){12,2000})\1""")
 _KEYED = re.compile(r"""(?i)(?:key|token|secret|passw(?:or)?d)["']?[:=]$""")
 
 
 def _keyed_value(m: re.Match[str]) -> str:
     before = "".join(m.string[max(0, m.start() - 60) : m.start()].split())
-    if not _KEYED.search(before):
+    if not _KEYED.search(before) or sum(not c.isspace() for c in m.group(2)) < 12:
         return m.group(0)
     return m.group(1) + _MASK.format("secret") + m.group(1)
+
+
+# The rest of a masked value that a terminal wrapped onto the next line (after a blank line and
+# an indent, too): a run of 8+ token characters with a letter and a digit that starts the line.
+_CONTINUED = re.compile(
+    r"(\[REDACTED:[a-z-]+\][ \t]*\r?\n(?:[ \t]*\r?\n)?[ \t]*)"
+    r"((?=[A-Za-z0-9_\-+/%]{0,200}\d)(?=[A-Za-z0-9_\-+/%]{0,200}[A-Za-z])[A-Za-z0-9_\-+/%]{8,200})"
+    r"(?=[&\"'\s]|$)"
+)
+
+
+def _wrapped(text: str) -> str:
+    """The checks that only matter for text with line breaks (a terminal's wrap)."""
+    if "\n" not in text:
+        return text
+    text = _QUOTED.sub(_keyed_value, text)
+    return _CONTINUED.sub(lambda m: m.group(1) + _MASK.format("secret"), text)
 
 
 def redact(text: str) -> str:
@@ -181,7 +242,7 @@ def redact(text: str) -> str:
     if not text:
         return text
     if not _MAYBE_SECRET.search(text):
-        return _QUOTED.sub(_keyed_value, text) if "\n" in text else text
+        return _wrapped(text)
     for name, pattern, keep in _PATTERNS:
         if keep is None:
             text = pattern.sub(_MASK.format(name), text)
@@ -189,7 +250,7 @@ def redact(text: str) -> str:
             text = pattern.sub(_skip_masked(keep), text)
     if _AWS_CONTEXT.search(text):
         text = _AWS_SECRET.sub(_aws_secret, text)
-    return _QUOTED.sub(_keyed_value, text) if "\n" in text else text
+    return _wrapped(text)
 
 
 KINDS: tuple[str, ...] = (*(name for name, _, _ in _PATTERNS), "aws-secret-key")

@@ -414,8 +414,8 @@ class MemoryStore:
             "compressed": optional_text(m.compressed, "compressed"),
             "index_label": optional_text(m.index_label, "index_label"),
             "scope": scope.value,
-            "source": m.source or "manual",
-            "source_id": m.source_id,
+            "source": redact(m.source) if m.source else "manual",
+            "source_id": redact(m.source_id) if m.source_id else m.source_id,
             "content_hash": content_hash(text),
             "importance": unit(m.importance, "importance"),
             "confidence": unit(m.confidence, "confidence"),
@@ -681,7 +681,7 @@ class MemoryStore:
         row = self.conn.execute(
             "SELECT id FROM memories WHERE source = ? AND source_id = ? "
             "ORDER BY superseded_by IS NOT NULL, archived, id DESC LIMIT 1",
-            (source, source_id),
+            (redact(source), redact(source_id)),  # stored redacted: a lookup matches alike
         ).fetchone()
         return self.get(row[0]) if row else None
 
@@ -749,7 +749,7 @@ class MemoryStore:
                 v = choice(Review, v, "review").value
             elif k == "metadata":
                 v = metadata_json(v)
-            elif k == "fact_key" and isinstance(v, str):
+            elif k in ("fact_key", "source", "source_id") and isinstance(v, str):
                 v = redact(v)
             elif k in ("valid_from", "valid_to", "decay_score"):
                 v = parse_time(v, k, None)

@@ -208,8 +208,12 @@ def test_stats_and_reindex(env: dict[str, str]) -> None:
     st = json.loads(ok(["stats", "--json"], env))
     assert st["memories"] == 5 and st["embedded"] == 5 and st["pendingEmbeddings"] == 0
     assert st["byKind"] == {"fact": 5}
+    assert st["indexCount"] == 5  # the vector index's own size, not null
     out = json.loads(ok(["reindex", "--json"], env))
     assert out == {"keywordRows": 5, "embedded": 0, "vectors": 5}
+    remember(env, "-k", "fact", "a sixth fact about the caching layer")
+    assert json.loads(ok(["stats", "--json"], env))["indexCount"] == 6
+    assert "6 in the index" in ok(["stats"], env)
 
 
 def test_search_embeds_memories_added_without_vectors(env: dict[str, str]) -> None:

@@ -203,3 +203,52 @@ def test_the_cli_refuses_a_broken_file_with_one_line(project: Path, home: Path) 
     assert done.returncode == 2
     assert done.stderr.startswith("error: ") and "left untouched" in done.stderr
     assert (project / ".mcp.json").read_text() == "{nope"
+
+
+@pytest.mark.parametrize("client", ["claude", "cursor", "vscode", "codex"])
+def test_the_cli_installs_the_http_server_with_the_token_it_asks_for(
+    project: Path, home: Path, tmp_path: Path, client: str
+) -> None:
+    import stat
+
+    from server.mcp_server.install import target_for
+
+    data = tmp_path / "data"
+    env = {
+        "HOME": str(home),
+        "PYTHONPATH": str(ROOT),
+        "PATH": "/usr/bin:/bin",
+        "LIVING_MEMORY_DATA_DIR": str(data),
+    }
+
+    def run(*extra: str) -> subprocess.CompletedProcess[str]:
+        argv = ["mcp", "install", "--client", client, "--root", str(project), *extra]
+        return subprocess.run(
+            [sys.executable, "-m", "server", *argv],
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=60,
+        )
+
+    done = run("--http", "18765")
+    assert done.returncode == 0, done.stderr
+    assert "bearer token" in done.stdout
+    tokens = list(data.rglob("mcp-token"))
+    assert len(tokens) == 1 and stat.S_IMODE(tokens[0].stat().st_mode) == 0o600
+    token = tokens[0].read_text().strip()
+    path = target_for(client, "user" if client == "codex" else "project", project).path
+    if client == "codex":
+        entry = tomllib.loads(path.read_text())["mcp_servers"]["living-memory"]
+        headers = entry["http_headers"]
+    else:
+        key = "servers" if client == "vscode" else "mcpServers"
+        entry = json.loads(path.read_text())[key]["living-memory"]
+        headers = entry["headers"]
+        assert entry.get("type") == (None if client == "cursor" else "http")
+    assert entry["url"] == "http://127.0.0.1:18765/mcp"
+    assert headers == {"Authorization": f"Bearer {token}"}
+    assert "command" not in entry
+    assert "already configured" in run("--http", "18765").stdout  # the same token again
+    plain = run("--http", "18765", "--no-auth")
+    assert plain.returncode == 0 and token not in path.read_text()

@@ -4,11 +4,21 @@ keeps serving, and counts what agents use."""
 
 from __future__ import annotations
 
+import http.client
 import itertools
+import json
+import socket
+import stat
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import pytest
-from mcp_support import call, call_error, db_of, mcp_session, tokens_of_call
+from mcp_support import call, call_error, db_of, mcp_session, server_env, tokens_of_call
 from project_fixtures import make_git_repo
 
 from storage import Anchor, AnchorType, Kind, MemoryStore, NewMemory
@@ -370,22 +380,15 @@ async def test_what_agents_search_counts_as_retrieved(project: Path, data: Path)
     assert [(kind, context) for _, kind, context in log] == [("retrieval", "mcp search")]
 
 
-async def test_streamable_http_on_request_serves_the_same_tools(project: Path, data: Path) -> None:
-    import socket
-    import subprocess
-    import sys
-    import time
-
-    from mcp import ClientSession
-    from mcp.client.streamable_http import streamable_http_client
-    from mcp_support import server_env
-
+@contextmanager
+def http_server(project: Path, data: Path, *extra: str) -> Iterator[tuple[int, Any]]:
+    """``living-memory mcp --http PORT`` run in ``project``: its port and its process."""
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
     data.mkdir(parents=True, exist_ok=True)
     proc = subprocess.Popen(
-        [sys.executable, "-m", "server", "mcp", "--no-ingest", "--http", str(port)],
+        [sys.executable, "-m", "server", "mcp", "--no-ingest", "--http", str(port), *extra],
         cwd=project,
         env=server_env(data),
         stdout=subprocess.PIPE,
@@ -400,19 +403,123 @@ async def test_streamable_http_on_request_serves_the_same_tools(project: Path, d
             except OSError:
                 assert proc.poll() is None and time.monotonic() < deadline, "no HTTP server"
                 time.sleep(0.1)
+        yield port, proc
+    finally:
+        proc.terminate()
+        proc.communicate(timeout=30)
+
+
+def post(port: int, body: bytes, **headers: str) -> tuple[int, bytes]:
+    """A raw POST to the server's /mcp (headers given with _ for -)."""
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+    try:
+        sent = {
+            "Content-Type": "application/json",
+            "Accept": "application/json, text/event-stream",
+            "Content-Length": str(len(body)),
+            **{k.replace("_", "-"): v for k, v in headers.items()},
+        }
+        conn.putrequest("POST", "/mcp", skip_host="Host" in sent)
+        for k, v in sent.items():
+            conn.putheader(k, v)
+        conn.endheaders(body)
+        r = conn.getresponse()
+        return r.status, r.read()
+    finally:
+        conn.close()
+
+
+INIT = json.dumps(
+    {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-06-18",
+            "capabilities": {},
+            "clientInfo": {"name": "probe", "version": "1"},
+        },
+    }
+).encode()
+
+
+async def test_streamable_http_serves_the_same_tools_to_a_client_with_the_token(
+    project: Path, data: Path
+) -> None:
+    from mcp import ClientSession
+    from mcp.client.streamable_http import streamable_http_client
+    from mcp.shared._httpx_utils import create_mcp_http_client
+
+    with http_server(project, data) as (port, proc):
+        token_file = db_of(project, data).parent / "mcp-token"
+        token = token_file.read_text().strip()
+        headers = {"Authorization": f"Bearer {token}"}
         async with (
-            streamable_http_client(f"http://127.0.0.1:{port}/mcp") as (read, write),
+            create_mcp_http_client(headers=headers) as client,
+            streamable_http_client(f"http://127.0.0.1:{port}/mcp", http_client=client) as (
+                read,
+                write,
+            ),
             ClientSession(read, write) as s,
         ):
             await s.initialize()
             names = {t.name for t in (await s.list_tools()).tools}
             made = await call(s, "remember", text="served over streamable HTTP")
-    finally:
-        proc.terminate()
-        out, _ = proc.communicate(timeout=30)
+        assert proc.stdout is not None
     assert names == TOOLS
     assert made["created"] is True
-    assert out == b""  # stdout carries nothing but the protocol (none over HTTP)
+    assert stat.S_IMODE(token_file.stat().st_mode) == 0o600
+    assert len(token) >= 40
+
+
+async def test_http_refuses_requests_without_the_token_or_from_elsewhere(
+    project: Path, data: Path
+) -> None:
+    with http_server(project, data) as (port, _):
+        token = (db_of(project, data).parent / "mcp-token").read_text().strip()
+        ok = f"Bearer {token}"
+        here = f"127.0.0.1:{port}"
+        answers = {
+            "no token": post(port, INIT),
+            "wrong token": post(port, INIT, Authorization="Bearer " + "x" * len(token)),
+            "basic": post(port, INIT, Authorization=f"Basic {token}"),
+            "host suffix": post(port, INIT, Authorization=ok, Host=f"{here}.evil.example"),
+            "other host": post(port, INIT, Authorization=ok, Host="evil.example"),
+            "origin prefix": post(
+                port, INIT, Authorization=ok, Origin="http://127.0.0.1:80.evil.example"
+            ),
+            "origin suffix": post(port, INIT, Authorization=ok, Origin=f"http://{here}.evil.ex"),
+            "object id": post(
+                port,
+                json.dumps({"jsonrpc": "2.0", "id": {"a": 1}, "method": "ping"}).encode(),
+                Authorization=ok,
+            ),
+            "good": post(port, INIT, Authorization=ok, Origin=f"http://{here}"),
+        }
+    status = {k: v[0] for k, v in answers.items()}
+    assert status == {
+        "no token": 401,
+        "wrong token": 401,
+        "basic": 401,
+        "host suffix": 421,
+        "other host": 421,
+        "origin prefix": 403,
+        "origin suffix": 403,
+        "object id": 400,
+        "good": 200,
+    }
+    assert b"bearer token" in answers["no token"][1]
+    error = json.loads(answers["object id"][1])
+    assert error["error"]["code"] == -32600 and error["id"] is None
+    assert "id" in error["error"]["message"]
+
+
+async def test_no_auth_serves_without_a_token(project: Path, data: Path) -> None:
+    with http_server(project, data, "--no-auth") as (port, _):
+        status, _ = post(port, INIT)
+        foreign, _ = post(port, INIT, Host=f"127.0.0.1:{port}.evil.example")
+    assert (status, foreign) == (200, 421)
+    assert not (db_of(project, data).parent / "mcp-token").exists()
 
 
 async def test_a_new_project_is_learned_on_start_and_commits_are_cited_by_sha(
@@ -431,3 +538,128 @@ async def test_a_new_project_is_learned_on_start_and_commits_are_cited_by_sha(
             await asyncio.sleep(0.1)
     assert commits, "the git history was not learned"
     assert commits[0]["provenance"] == f"commit: {repo.shas['api'][:10]}"
+
+
+async def test_lock_context_stores_name_tags_and_note_redacted(project: Path, data: Path) -> None:
+    secret = "ghp_" + "a1B2c3D4e5F6g7H8i9J0" * 2
+    tavily = "tvly-" + "Ab3dEf6hIj9kLm2nOp5qRs8tUv1wXy4z"
+    async with mcp_session(project, data) as s:
+        made = await call(
+            s,
+            "lock_context",
+            name=f"deploy {secret}",
+            content=f"Deploy with {tavily} set",
+            tags=[secret, f"key {tavily}", "deploy"],
+            note=f"from {secret}",
+        )
+        again = await call(s, "get_locked_context", name=f"deploy {secret}")
+        listed = await call(s, "list_locked_contexts", tag=secret)
+    assert secret not in json.dumps(made) and tavily not in json.dumps(again)
+    assert again["name"] == "deploy [REDACTED:github-token]"
+    assert "deploy" in again["tags"] and "[REDACTED:github-token]" in again["tags"]
+    assert listed["count"] == 1  # the same secret given to a lookup is redacted the same way
+    folder = db_of(project, data).parent
+    for f in folder.iterdir():
+        if f.is_file():
+            blob = f.read_bytes()
+            assert secret.encode() not in blob and tavily.encode() not in blob, f.name
+
+
+async def test_lock_context_content_that_is_json_text_is_text(project: Path, data: Path) -> None:
+    async with mcp_session(project, data) as s:
+        obj = await call(s, "lock_context", name="status", content='{"status":"ok"}')
+        arr = await call(s, "lock_context", name="list", content="[1,2,3]")
+        num = await call(s, "lock_context", name="number", content="42", note="[1]")
+        got = [await call(s, "get_locked_context", name=n) for n in ("status", "list", "number")]
+    assert obj["created"] and arr["created"] and num["created"]
+    assert [g["content"] for g in got] == ['{"status":"ok"}', "[1,2,3]", "42"]
+    assert got[2]["note"] == "[1]"
+
+
+async def test_file_uris_and_relative_uris_outside_the_project_are_refused(
+    project: Path, data: Path
+) -> None:
+    outside = project.parent / "outside"
+    outside.mkdir()
+    (outside / "x.py").write_text("secret = 1\n")
+    async with mcp_session(project, data) as s:
+        errors = [
+            await call_error(s, "context_for_file", path=p)
+            for p in (
+                "file:///etc/passwd",
+                "file:../outside/x.py",
+                f"file://{outside / 'x.py'}",
+                "../outside/x.py",
+                str(outside / "x.py"),
+                "file:src/../../outside/x.py",
+            )
+        ]
+        inside = await call(s, "context_for_file", path="file:src/api.py")
+        absolute = await call(s, "context_for_file", path=(project / "src/api.py").as_uri())
+        folder = await call_error(s, "context_for_file", path="file:src")
+    assert all("outside the project" in e for e in errors), errors
+    assert inside["file"] == absolute["file"] == "src/api.py"
+    assert "not a file" in folder
+
+
+async def test_oversized_arguments_are_refused_with_their_reason_before_anything_is_written(
+    project: Path, data: Path
+) -> None:
+    async with mcp_session(project, data) as s:
+        errors = {
+            "anchors": await call_error(
+                s, "remember", text="bounded", anchors=[f"tag:t{i}" for i in range(100_000)]
+            ),
+            "tags": await call_error(s, "remember", text="bounded", tags=["t"] * 1000),
+            "anchor": await call_error(
+                s, "remember", text="bounded", anchors=["tag:" + "a" * 5000]
+            ),
+            "kinds": await call_error(s, "search", query="x", kinds=["fact"] * 100_000),
+            "path": await call_error(s, "context_for_file", path="a" * 100_000),
+            "query": await call_error(s, "search", query="q" * 100_000),
+            "lock tags": await call_error(
+                s, "lock_context", name="n", content="c", tags=["t"] * 1000
+            ),
+            "lock ids": await call_error(
+                s, "lock_context", name="n", memory_ids=list(range(1, 100_000))
+            ),
+        }
+        found = await call(s, "search", query="bounded")
+        locks = await call(s, "list_locked_contexts")
+    for name, text in errors.items():
+        assert "at most" in text, (name, text[:200])
+    assert found["count"] == 0 and locks["count"] == 0
+    with seeded(project, data) as store:
+        assert store.list() == []
+
+
+async def test_a_stored_memory_is_answered_as_stored_even_when_the_budget_is_small(
+    project: Path, data: Path
+) -> None:
+    async with mcp_session(project, data) as s:
+        made = await call(
+            s,
+            "remember",
+            text="many anchors",
+            anchors=[f"tag:t{i}" for i in range(200)],
+            budget=100,
+        )
+    assert made["created"] is True and made["anchors"] == 200 and made["truncated"] is True
+
+
+async def test_an_unexpected_failure_names_its_reason(tmp_path: Path) -> None:
+    from mcp.server.mcpserver.exceptions import ToolError
+
+    from server.mcp_server.app import Backend
+    from server.mcp_server.tools import _call
+
+    backend = Backend(root=tmp_path, db_path=tmp_path / "data" / "memory.db")
+
+    def broken(store: MemoryStore) -> None:
+        raise RuntimeError("the disk went away")
+
+    try:
+        with pytest.raises(ToolError, match=r"internal error \(RuntimeError: the disk went away\)"):
+            await _call(backend, broken)
+    finally:
+        backend.close()

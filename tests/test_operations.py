@@ -32,6 +32,10 @@ def wire(result: Any) -> Any:
         (lambda: ops.ResolveArgs(1, "a_wins", merged_id=3), "go with resolution 'merged'"),
         (lambda: ops.ContextArgs("a.py", budget=10), "'budget' must be between"),
         (lambda: ops.RelatedArgs(1, min_strength=3.0), "'minStrength' must be between"),
+        (lambda: ops.RememberArgs("x", anchors=("tag:a",) * 100_000), "'anchors' has 100000"),
+        (lambda: ops.SearchArgs("q", kinds=("fact",) * 100_000), "'kinds' has 100000 items"),
+        (lambda: ops.SearchArgs("q" * 100_000), "'query' is 100000 characters"),
+        (lambda: ops.ContextArgs("a" * 100_000), "'path' is 100000 characters; the limit"),
     ],
 )
 def test_a_bad_request_is_refused_when_it_is_built(build: Callable[[], Any], says: str) -> None:
@@ -184,6 +188,29 @@ def test_context_for_a_file_stays_within_its_budget(store: MemoryStore, tmp_path
     assert out.file.path == "src/pay.py"
     assert mid in [i.memory_id for i in out.items]
     assert out.tokens["total"] <= 400
+
+
+@pytest.mark.parametrize(
+    "path",
+    ["/etc/passwd", "file:///etc/passwd", "file:../outside/x.py", "../outside/x.py", "~/x.py"],
+)
+def test_a_path_outside_the_project_is_refused_however_it_is_spelled(
+    store: MemoryStore, tmp_path: Path, path: str
+) -> None:
+    root = tmp_path / "repo"
+    (root / "src").mkdir(parents=True)
+    with pytest.raises(ArgumentError, match="outside the project") as e:
+        ops.context_for_file(store, ops.ContextArgs(path), root)
+    assert e.value.argument == "path"
+
+
+def test_the_path_normaliser_reads_uris_and_plain_paths_alike(tmp_path: Path) -> None:
+    root = tmp_path / "repo"
+    (root / "src").mkdir(parents=True)
+    spellings = ["src/a b.py", "file:src/a%20b.py", (root / "src/a b.py").as_uri(), "./src/a b.py"]
+    assert {ops.project_path(root, p) for p in spellings} == {"src/a b.py"}
+    with pytest.raises(ArgumentError, match="not a file"):
+        ops.project_path(root, "file:src")
 
 
 def test_context_with_bad_diagnostics_names_the_argument(

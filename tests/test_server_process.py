@@ -172,3 +172,57 @@ def test_a_bad_serve_option_is_a_one_line_error(tmp_path: Path):
         capture_output=True,
     )
     assert out.returncode == 2 and b"HOST:PORT" in out.stderr and out.stdout == b""
+
+
+PARENT = """
+import subprocess, sys, time
+stdin, out = int(sys.argv[1]), sys.argv[2]
+with open(out, "wb") as f:
+    p = subprocess.Popen(
+        [sys.executable, "-m", "server", "serve"], stdin=stdin, stdout=f,
+        stderr=subprocess.DEVNULL,
+    )
+print(p.pid, flush=True)
+time.sleep(600)
+"""
+
+
+def test_without_a_process_id_the_server_ends_when_its_parent_is_gone(tmp_path: Path):
+    from server.client_watch import alive
+
+    folder = make_repo(tmp_path / "repo")
+    out = tmp_path / "server-stdout"
+    read_end, write_end = os.pipe()  # this test holds stdin open: only the parent goes away
+    parent = subprocess.Popen(
+        [sys.executable, "-c", PARENT, str(read_end), str(out)],
+        cwd=ROOT,
+        env=env(tmp_path),
+        pass_fds=(read_end,),
+        stdout=subprocess.PIPE,
+    )
+    os.close(read_end)
+    server_pid = 0
+    try:
+        assert parent.stdout is not None
+        server_pid = int(parent.stdout.readline())
+        init = initialize_message(folder)
+        init["params"]["processId"] = None
+        os.write(write_end, frame(init))
+        deadline = time.monotonic() + 60
+        while b"living-memory" not in out.read_bytes():
+            assert time.monotonic() < deadline, "no answer to initialize"
+            time.sleep(0.1)
+        time.sleep(3)  # longer than a poll: the server stays while its parent lives
+        assert alive(server_pid)
+        parent.kill()
+        parent.wait()
+        deadline = time.monotonic() + 30
+        while alive(server_pid):
+            assert time.monotonic() < deadline, "the server outlived its parent"
+            time.sleep(0.2)
+    finally:
+        os.close(write_end)
+        parent.kill()
+        parent.wait()
+        if server_pid and alive(server_pid):
+            os.kill(server_pid, 9)

@@ -319,14 +319,24 @@ def test_a_corrupt_tree_skips_its_commit_with_a_reason_and_reads_the_rest(tmp_pa
         assert any(r.startswith("unreadable commit") for r in reasons), reasons
 
 
-def test_a_corrupt_commit_object_is_a_counted_git_error(tmp_path: Path) -> None:
-    shas = _linear_repo(tmp_path / "r", 4)
-    _corrupt(tmp_path / "r", shas[1])
-    for _ in range(5):
-        _commits, skips = read(tmp_path / "r")
-        assert skips.total >= 1
-        reasons = [reason for (_, reason) in skips.counts]
-        assert any(r.startswith(("git error", "unreadable commit")) for r in reasons), reasons
+def test_a_corrupt_commit_object_skips_only_itself_and_every_readable_commit_is_read(
+    tmp_path: Path,
+) -> None:
+    shas = _linear_repo(tmp_path / "r", 10)
+    _corrupt(tmp_path / "r", shas[5])  # commit 6 of 10: git cannot walk past it
+    for _ in range(3):
+        commits, skips = read(tmp_path / "r")
+        by_sha = {c.sha: c for c in commits}
+        assert set(by_sha) == set(shas) - {shas[5]}
+        assert len(commits) == 9  # each once
+        assert skips.total == 1
+        assert next(r for (_, r) in skips.counts).startswith("unreadable commit")
+        assert by_sha[shas[0]].files == ("f0.txt",) and by_sha[shas[9]].files == ("f9.txt",)
+        assert by_sha[shas[6]].files == ()  # its parent is unreadable: no diff to list
+        older = [c.sha for c in commits if c.sha in shas[:5]]
+        assert older == shas[:5]  # the history behind it, parents first
+        newer = [c.sha for c in commits if c.sha in shas[6:]]
+        assert newer == shas[6:]
 
 
 def test_a_files_last_change_is_its_last_commit_or_its_uncommitted_edit(tmp_path: Path) -> None:

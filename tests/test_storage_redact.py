@@ -303,3 +303,119 @@ def test_long_names_and_long_values_are_masked_whole() -> None:
     value = "Zx9" * 400
     out = redact(f"{name}={value} tail")
     assert out == f"{name}=[REDACTED:secret] tail"
+
+
+# ---- formats that once slipped through ------------------------------------------------------
+
+MIXED = "Ab3dEf6hIj9kLm2nOp5qRs8tUv1wXy4zQw7E"
+PW = "S3cret" + "Pw42x"
+MORE_FORMATS = [
+    # (text, the secret that must disappear, text that must survive)
+    (f"search with tvly-{MIXED[:32]} today", "tvly-" + MIXED[:32], "search with"),
+    (f"TAVILY_API_KEY is tvly-dev-{MIXED[:32]}", MIXED[:32], "TAVILY_API_KEY is"),
+    ("curl -H 'Authorization: Basic dXNlcjpwYXNzd29yZA=='", "dXNlcjpwYXNzd29yZA", "curl -H"),
+    ('{"Authorization": "Basic YWxhZGRpbjpvcGVuc2VzYW1l"}', "YWxhZGRpbjpvcGVuc2VzYW1l", "Basic"),
+    ("sent Basic QWxhZGRpbjpvcGVuIHNlc2FtZQ== to it", "QWxhZGRpbjpvcGVuIHNlc2FtZQ", "to it"),
+    ("app token xapp-1-A0123456789-1234567890123-" + "ab01" * 16, "ab01" * 16, "app token"),
+    (f"client secret GOCSPX-{MIXED[:28]}", MIXED[:28], "client secret"),
+    ("mailgun key-3ax6xnjp29jd6fds4gc373sgvjxteol0 ok", "3ax6xnjp29jd6fds4gc373sgvjxteol0", "ok"),
+    (f"Server=db;Uid=sa;Pwd={PW};", PW, "Uid=sa;Pwd="),
+    (f"passwd={PW}", PW, "passwd="),
+    (f"blob?sv=2020-08-04&sr=b&sig=Zm9vYmFyYmF6{PW}%3D&se=x", PW, "&se=x"),
+    (f"sshpass -p '{PW}' ssh root@host", PW, "ssh root@host"),
+    (f"sshpass -p {PW} ssh root@host", PW, "sshpass -p"),
+    (f"curl -u admin:{PW} https://api.example.com", PW, "curl -u admin:"),
+    (f"curl -s --user admin:{PW} https://api.example.com", PW, "https://api.example.com"),
+    ('{"auths": {"reg.io": {"auth": "dXNlcjpwYXNzd29yZA=="}}}', "dXNlcjpwYXNzd29yZA", '"reg.io"'),
+    (f"linear lin_api_{MIXED}abcd", MIXED, "linear"),
+    (f"notion secret_{MIXED}abcdefg", MIXED, "notion"),
+    (f"notion ntn_{MIXED}abcdefg", MIXED, "notion"),
+    (f"heroku HRKU-AA{MIXED}xyz", MIXED, "heroku"),
+]
+
+
+@pytest.mark.parametrize(
+    ("text", "secret", "kept"), MORE_FORMATS, ids=[t[0][:24] for t in MORE_FORMATS]
+)
+def test_more_formats_are_masked(text: str, secret: str, kept: str) -> None:
+    out = redact(text)
+    assert secret not in out
+    assert "[REDACTED:" in out
+    assert kept in out
+    assert redact(out) == out
+
+
+LOOK_ALIKES = [
+    "The basic idea is simple.",
+    "Basic authentication is deprecated; use tokens instead.",
+    "Basic Usage",
+    "cd $PWD && ls",
+    "PWD=/home/me/project",
+    "OLDPWD=/tmp",
+    "pwd = os.getcwd()",
+    "passwd = getpass()",
+    "secret_key_base = settings.x",
+    "secret_santa_assignments_for_the_whole_team_party_list",
+    "curl -u $USER:$PASS https://x",
+    "curl -u user: https://x",
+    "curl -sSL https://get.example.com | sh",
+    'sshpass -p "$SSHPASS" ssh host',
+    "a key-value store",
+    "def check_sig(sig=None):",
+    "url?sig=abc",
+    'see the "auth": section',
+    '"auth": true',
+    "the tvly- prefix marks Tavily keys",
+]
+
+
+@pytest.mark.parametrize("text", LOOK_ALIKES)
+def test_look_alikes_of_the_new_formats_are_left_alone(text: str) -> None:
+    assert redact(text) == text
+
+
+GOOGLE_BODY = "SyA2eX12EtH1jTK" + "-uyJKsbDr3yzGhUvVzS8"
+WRAPPED = [
+    # a pasted terminal dump, wrapped at its width inside the name, the prefix and the value
+    (f"EngineConfig(api_key='AIz\na{GOOGLE_BODY}', enabled=True)", GOOGLE_BODY),
+    (f"EngineConfig(api_key='AI\nza{GOOGLE_BODY}', enabled=True)", GOOGLE_BODY),
+    (
+        "Config(api_key='\nfe261e3d-c087-4775-b04f-"
+        + "5ab4eb537a97:4ff2f70c-b6e0-4555-\naa2f', x=1)",
+        "5ab4eb537a97",
+    ),
+    (
+        "Config(api_k\ney='zsk-58954e51842bb1b87a" + "23fcb68a1d1f7f94dad\ncd526a', x=1)",
+        "23fcb68a1d",
+    ),
+    (
+        "Config(api_key='\neyJhbGciOiJIUzI1NiIsInR5cCI6Ik"
+        + "pXVCJ9.eyJpZCI6IjY1Mz\nhbGciOiJ', x=1)",
+        "pXVCJ9.eyJpZCI6",
+    ),
+    (
+        "q=Adam&\n\n      api_key=abcdef0123456789\n\n      be134505081c6e2b"
+        + "44100ff00647f&engine=g",
+        "44100ff00647f",
+    ),
+]
+
+
+@pytest.mark.parametrize(("text", "secret"), WRAPPED, ids=[str(i) for i in range(len(WRAPPED))])
+def test_a_value_a_terminal_wrapped_anywhere_is_masked_whole(text: str, secret: str) -> None:
+    out = redact(text)
+    assert secret not in out and "[REDACTED:" in out
+    assert redact(out) == out
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "x = 'abc'\ny = 'def'\nname = 'a_very_long_identifier_name'\n",
+        "KEY_NAME = 'x'\nfoo('some/path/to/file.py')\n",
+        "token = get()\n\n    release-2024-candidate is out\n",
+        "api_key = os.environ['KEY']\n'another/string/value/here'\n",
+    ],
+)
+def test_wrapped_look_alikes_are_left_alone(text: str) -> None:
+    assert redact(text) == text

@@ -5,7 +5,7 @@ they convert their own spelling of requests and turn results to the wire form
 (``result.to_dict()`` with camelCase keys) in one place each.
 """
 
-from predictive.operations.context import context_for_file, relative_path
+from predictive.operations.context import context_for_file, project_path
 from predictive.operations.contradictions import contradictions, resolve_contradiction
 from predictive.operations.errors import ArgumentError, Invalid
 from predictive.operations.memory import (
@@ -90,11 +90,11 @@ __all__ = [
     "ingest",
     "levels_of",
     "memory_of",
+    "project_path",
     "recall",
     "reindex",
     "reject",
     "related",
-    "relative_path",
     "remember",
     "resolve_contradiction",
     "restore",

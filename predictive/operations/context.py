@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
+from urllib.parse import unquote, urlparse
 
 from predictive.compress import backfill_levels
 from predictive.engine import AssembledContext, ContextEngine, ContextRequest
@@ -16,15 +17,28 @@ from storage import MemoryStore
 from storage.paths import current_branch
 
 
-def relative_path(root: Path, path: str) -> str:
-    """``path`` relative to ``root`` (as given when it lies outside it)."""
+def project_path(root: Path, path: str) -> str:
+    """``path`` (plain, ``~``, absolute, or a ``file:`` URI, ``file:../x`` too) as a path
+    relative to ``root``, the one normaliser of every front door; a path that leads outside the
+    project (``..``, a symbolic link, another folder) or names a folder is refused."""
+    given = path
+    if path.startswith("file:"):
+        path = unquote(urlparse(path).path)
+        if len(path) > 2 and path[0] == "/" and path[2] == ":":
+            path = path[1:]  # file:///C:/x on Windows
     p = Path(path).expanduser()
-    if not p.is_absolute():
-        return p.as_posix()
+    full = p if p.is_absolute() else root / p
     try:
-        return p.resolve().relative_to(root.resolve()).as_posix()
-    except ValueError:
-        return p.as_posix()
+        rel = full.resolve().relative_to(root.resolve())
+    except (ValueError, OSError, RuntimeError):  # outside, too long, a symbolic link loop
+        raise ArgumentError("path", f"{given} is outside the project {root}") from None
+    try:
+        is_folder = full.is_dir()
+    except OSError:
+        is_folder = False
+    if is_folder or not rel.parts:
+        raise ArgumentError("path", f"{given} is not a file")
+    return rel.as_posix()
 
 
 def context_for_file(
@@ -40,7 +54,7 @@ def context_for_file(
     engine whose cache to use, a new one otherwise; ``editor``: what the editor shows, which
     the request's own values override; ``record``: log what was served now, else the caller
     records it later)."""
-    rel = relative_path(root, a.path)
+    rel = project_path(root, a.path)
     diagnostics: tuple[Diagnostic, ...] = ()
     if a.diagnostics:
         try:

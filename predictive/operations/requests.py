@@ -33,6 +33,25 @@ ResolutionName = Literal["a_wins", "b_wins", "both_valid", "merged", "dismissed"
 ActivityName = Literal["debugging", "feature", "review", "refactor", "deploy", "general"]
 
 
+MAX_LIST = 200
+"""Most items a list argument (anchors, tags, artifacts, ids …) of one request may carry."""
+MAX_ITEM_CHARS = 2_000
+"""Longest branch or category name (an anchor's value is clipped where it is stored)."""
+MAX_QUERY_CHARS = 10_000
+MAX_PATH_CHARS = 4_096
+"""Longest path (the longest a file system takes)."""
+
+
+def _at_most(name: str, values: tuple[str, ...] | tuple[int, ...], n: int = MAX_LIST) -> None:
+    if len(values) > n:
+        raise Invalid(f"argument '{name}' has {len(values)} items; the limit is {n}")
+
+
+def _short(name: str, value: str | None, n: int) -> None:
+    if value is not None and len(value) > n:
+        raise Invalid(f"argument '{name}' is {len(value)} characters; the limit is {n}")
+
+
 def _positive(name: str, value: int | None) -> None:
     if value is not None and value <= 0:
         raise Invalid(f"argument '{name}' must be a positive integer")
@@ -65,6 +84,10 @@ class RememberArgs:
 
     def __post_init__(self) -> None:
         _nonblank("text", self.text)
+        _at_most("anchors", self.anchors)
+        _at_most("tags", self.tags)
+        _at_most("artifacts", self.artifacts)
+        _short("uri", self.uri, MAX_PATH_CHARS)
         _between("importance", self.importance, 0.0, 1.0)
         _positive("supersedes", self.supersedes)
         _nonblank("source", self.source)
@@ -91,6 +114,10 @@ class SearchArgs:
 
     def __post_init__(self) -> None:
         _nonblank("query", self.query)
+        _short("query", self.query, MAX_QUERY_CHARS)
+        _at_most("kinds", self.kinds, 20)
+        _at_most("anchors", self.anchors)
+        _short("branch", self.branch, MAX_ITEM_CHARS)
         _between("limit", self.limit, 1, 200)
         _between("minSimilarity", self.min_similarity, 0.0, 1.0)
 
@@ -171,6 +198,8 @@ class ExploreArgs:
             raise Invalid("pass exactly one of the arguments 'id', 'query' and 'category'")
         _positive("id", self.id)
         _nonblank("query", self.query)
+        _short("query", self.query, MAX_QUERY_CHARS)
+        _short("category", self.category, MAX_ITEM_CHARS)
         _between("depth", self.depth, 0, 6)
         _between("maxNodes", self.max_nodes, 1, 1000)
         _between("roots", self.roots, 1, 50)
@@ -247,6 +276,8 @@ class ContextArgs:
 
     def __post_init__(self) -> None:
         _nonblank("path", self.path)
+        _short("path", self.path, MAX_PATH_CHARS)
+        _short("branch", self.branch, MAX_ITEM_CHARS)
         if self.budget is not None:
             _between("budget", self.budget, 200, 1_000_000)
 

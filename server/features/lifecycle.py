@@ -47,6 +47,11 @@ def setup(server: LivingMemoryServer) -> None:
             server.spawn(
                 client_watch.watch(params.process_id, lambda: exit_now(server)), "client-watch"
             )
+        elif server.parent_pid is not None:  # no processId: the process that started us
+            server.spawn(
+                client_watch.watch_parent(server.parent_pid, lambda: exit_now(server)),
+                "parent-watch",
+            )
 
     @server.on(types.INITIALIZED, wait=False)
     async def initialized(params: types.InitializedParams) -> None:

@@ -13,7 +13,7 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from mcp.server.mcpserver import MCPServer
 
@@ -95,8 +95,39 @@ def build_server(backend: Backend) -> MCPServer:
     return app
 
 
-def serve(backend: Backend, *, http_port: int | None = None, ingest: bool = True) -> int:
-    """Run until the client closes stdin (or, with ``http_port``, until interrupted)."""
+def http_app(app: MCPServer, port: int, token: str | None) -> Any:
+    """The streamable HTTP application on 127.0.0.1:``port``: the SDK's, its Host and Origin
+    lists exact (its own ``:*`` patterns match by prefix: ``127.0.0.1:80.evil.example``), behind
+    the guard that asks for ``token`` (None: no token)."""
+    from mcp.server.transport_security import TransportSecuritySettings
+
+    from server.mcp_server.http_guard import Guard, local_hosts, local_origins
+
+    security = TransportSecuritySettings(
+        allowed_hosts=local_hosts(port), allowed_origins=local_origins(port)
+    )
+    inner = app.streamable_http_app(transport_security=security, host="127.0.0.1")
+    return Guard(inner, port, token)
+
+
+def _run_http(app: MCPServer, port: int, token: str | None) -> None:
+    import uvicorn
+
+    config = uvicorn.Config(
+        http_app(app, port, token), host="127.0.0.1", port=port, log_level="warning"
+    )
+    uvicorn.Server(config).run()
+
+
+def serve(
+    backend: Backend,
+    *,
+    http_port: int | None = None,
+    ingest: bool = True,
+    token: str | None = None,
+) -> int:
+    """Run until the client closes stdin (or, with ``http_port``, until interrupted; HTTP
+    requests must then carry ``token`` as a bearer token unless it is None)."""
     app = build_server(backend)
     backend.learning.start()  # before the first request can be answered
     threading.Thread(
@@ -106,7 +137,7 @@ def serve(backend: Backend, *, http_port: int | None = None, ingest: bool = True
         if http_port is None:
             app.run("stdio")
         else:
-            app.run("streamable-http", host="127.0.0.1", port=http_port)
+            _run_http(app, http_port, token)
     except KeyboardInterrupt:
         pass
     finally:

@@ -23,6 +23,12 @@ def add_parser(sub: Any) -> None:
         "--http", type=int, metavar="PORT", help="serve streamable HTTP on 127.0.0.1:PORT"
     )
     p.add_argument(
+        "--no-auth",
+        action="store_true",
+        help="with --http: accept requests without the bearer token (any local user can then "
+        "read and write the memory)",
+    )
+    p.add_argument(
         "--no-ingest",
         action="store_true",
         help="do not learn a new project's history on start (the language server or "
@@ -38,6 +44,20 @@ def add_parser(sub: Any) -> None:
     )
     i.add_argument(
         "--root", type=Path, dest="install_root", metavar="DIR", help="the project folder"
+    )
+    i.add_argument(
+        "--http",
+        type=int,
+        dest="install_http",
+        metavar="PORT",
+        help="configure the HTTP server on 127.0.0.1:PORT (with its bearer token) instead of "
+        "a command the client starts",
+    )
+    i.add_argument(
+        "--no-auth",
+        action="store_true",
+        dest="install_no_auth",
+        help="with --http: the server runs with --no-auth (no token in the configuration)",
     )
     i.add_argument("--dry-run", action="store_true", help="print the change; write nothing")
     p.set_defaults(run=run)
@@ -69,16 +89,46 @@ def run(args: argparse.Namespace) -> int:
     if args.http is not None and not 0 < args.http < 65536:
         print(f"error: --http: not a port: {args.http}", file=sys.stderr)
         return 2
+    token = None
+    if args.http is not None and not args.no_auth:
+        from server.mcp_server.http_guard import load_or_create_token, token_path
+
+        try:
+            token = load_or_create_token(db)
+        except OSError as e:
+            print(f"error: cannot keep the HTTP token at {token_path(db)}: {e}", file=sys.stderr)
+            return 2
+        print(
+            f"living-memory MCP on http://127.0.0.1:{args.http}/mcp; send "
+            f"'Authorization: Bearer <token>' (the token is in {token_path(db)})",
+            file=sys.stderr,
+        )
     backend = Backend(root=root, db_path=db, model_dir=args.model_dir)
-    return serve(backend, http_port=args.http, ingest=not args.no_ingest)
+    return serve(backend, http_port=args.http, ingest=not args.no_ingest, token=token)
 
 
 def _install(args: argparse.Namespace) -> int:
-    from server.mcp_server.install import InstallError, install
+    from server.mcp_server.install import HttpServer, InstallError, install
 
     root = _root(args.install_root or args.root)
+    http = None
+    port = args.install_http
+    if port is not None:
+        if not 0 < port < 65536:
+            print(f"error: --http: not a port: {port}", file=sys.stderr)
+            return 2
+        token = None
+        if not args.install_no_auth:
+            from server.mcp_server.http_guard import load_or_create_token
+
+            try:
+                token = load_or_create_token(args.db or default_db_path(root))
+            except OSError as e:
+                print(f"error: cannot make the HTTP token: {e}", file=sys.stderr)
+                return 2
+        http = HttpServer(f"http://127.0.0.1:{port}/mcp", token)
     try:
-        outcome = install(args.client, args.scope, root, dry_run=args.dry_run)
+        outcome = install(args.client, args.scope, root, dry_run=args.dry_run, http=http)
     except InstallError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
@@ -92,6 +142,12 @@ def _install(args: argparse.Namespace) -> int:
         print(
             f"{path}: living-memory {outcome.status} ({outcome.target.client}, "
             f"{outcome.target.scope} scope)"
+        )
+    if http is not None and http.token and not args.dry_run:
+        print(
+            f"{path} now holds the server's bearer token (Authorization: Bearer …): keep it "
+            "out of version control; start the server with "
+            f"'living-memory mcp --http {port}' in {root}"
         )
     sys.stdout.flush()
     return 0

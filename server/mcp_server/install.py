@@ -105,8 +105,30 @@ def launch_command() -> list[str]:
     return [str(Path(sys.executable).resolve()), *isolate, "-m", "server", "mcp"]
 
 
-def entry_for(target: Target, root: Path, command: list[str] | None = None) -> dict[str, Any]:
-    """The server entry for ``target``: project configurations name the project folder."""
+@dataclass(frozen=True)
+class HttpServer:
+    """A running ``living-memory mcp --http PORT``: its URL and the bearer token it asks for
+    (None when it runs with ``--no-auth``)."""
+
+    url: str
+    token: str | None
+
+    def headers(self) -> dict[str, str]:
+        return {"Authorization": f"Bearer {self.token}"} if self.token else {}
+
+
+def entry_for(
+    target: Target, root: Path, command: list[str] | None = None, http: HttpServer | None = None
+) -> dict[str, Any]:
+    """The server entry for ``target``: project configurations name the project folder; with
+    ``http``, the URL and the header that carries its token (every client here sends headers
+    to HTTP servers; Codex calls them ``http_headers``)."""
+    if http is not None:
+        headers = http.headers()
+        if target.client == "codex":
+            return {"url": http.url, **({"http_headers": headers} if headers else {})}
+        kind = {} if target.client == "cursor" else {"type": "http"}
+        return {**kind, "url": http.url, **({"headers": headers} if headers else {})}
     cmd = command or launch_command()
     args = cmd[1:]
     if target.scope == "project":
@@ -156,13 +178,21 @@ def _toml_string(value: str) -> str:
     return json.dumps(value, ensure_ascii=False)  # a JSON string is a valid TOML basic string
 
 
+def _toml_value(value: Any) -> str:
+    if isinstance(value, list):
+        return "[" + ", ".join(_toml_value(v) for v in value) + "]"
+    if isinstance(value, dict):
+        return (
+            "{ "
+            + ", ".join(f"{_toml_string(k)} = {_toml_value(v)}" for k, v in value.items())
+            + " }"
+        )
+    return _toml_string(value)
+
+
 def _toml_block(entry: dict[str, Any]) -> str:
-    args = ", ".join(_toml_string(a) for a in entry["args"])
-    return (
-        f"[mcp_servers.{SERVER_NAME}]\n"
-        f"command = {_toml_string(entry['command'])}\n"
-        f"args = [{args}]\n"
-    )
+    lines = "".join(f"{k} = {_toml_value(v)}\n" for k, v in entry.items())
+    return f"[mcp_servers.{SERVER_NAME}]\n{lines}"
 
 
 _HEADER = re.compile(r"^\s*\[\[?\s*([^\]]+?)\s*\]\]?\s*(#.*)?$")
@@ -188,11 +218,7 @@ def _toml_after(target: Target, before: str, entry: dict[str, Any]) -> tuple[str
     parsed = _toml_parse(before, target.path)
     servers = parsed.get("mcp_servers", {})
     old = servers.get(SERVER_NAME) if isinstance(servers, dict) else None
-    if (
-        old is not None
-        and {k: old.get(k) for k in ("command", "args")} == entry
-        and (set(old) <= {"command", "args"})
-    ):
+    if old is not None and old == entry:
         return before, "unchanged"
     kept: list[str] = []
     skipping = False
@@ -240,11 +266,13 @@ def install(
     *,
     dry_run: bool = False,
     command: list[str] | None = None,
+    http: HttpServer | None = None,
 ) -> Outcome:
-    """Add (or update) the server in ``client``'s configuration; ``dry_run`` writes nothing."""
+    """Add (or update) the server in ``client``'s configuration (``http``: the HTTP server, else
+    a command the client starts over stdio); ``dry_run`` writes nothing."""
     scope = scope or ("user" if client == "codex" else "project")
     target = target_for(client, scope, root)
-    outcome = plan(target, entry_for(target, root, command))
+    outcome = plan(target, entry_for(target, root, command, http))
     if not dry_run and outcome.status != "unchanged":
         try:
             _write(target.path, outcome.after)

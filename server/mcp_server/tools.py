@@ -7,8 +7,8 @@ wire), sent both as text and as structured content; the budget counts the text."
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Iterator
-from pathlib import Path
 from typing import Annotated, Any, Literal, TypeVar
 
 from mcp.server.mcpserver import MCPServer
@@ -35,6 +35,7 @@ from storage import AccessKind, Memory, MemoryStore, StoreError
 from storage.text import parse_instant
 
 T = TypeVar("T")
+log = logging.getLogger("living_memory.mcp")
 
 KindName = ops.requests.KindName
 ActivityName = ops.requests.ActivityName
@@ -59,6 +60,11 @@ AsOf = Annotated[
     ),
 ]
 MemoryId = Annotated[int, Field(ge=1, description="a memory id, as cited in results")]
+MAX_LIST = ops.requests.MAX_LIST
+MAX_QUERY = ops.requests.MAX_QUERY_CHARS
+MAX_PATH = ops.requests.MAX_PATH_CHARS
+Item = Annotated[str, Field(max_length=ops.requests.MAX_ITEM_CHARS)]
+"""An anchor or a tag."""
 READ_ONLY = ToolAnnotations(read_only_hint=True, open_world_hint=False)
 WRITES = ToolAnnotations(read_only_hint=False, destructive_hint=False, open_world_hint=False)
 
@@ -81,13 +87,17 @@ def _as_of(value: str | None) -> float | None:
 
 
 async def _call(backend: Backend, fn: Callable[[MemoryStore], T]) -> T:
-    """``fn(store)`` on the worker thread; anticipated failures become a clear tool error."""
+    """``fn(store)`` on the worker thread; anticipated failures become a clear tool error, and
+    so does a crash (its type and message; the traceback goes to the log)."""
     try:
         return await backend.call(fn)
     except ToolError:
         raise
     except (Invalid, ArgumentError, BudgetTooSmall, StoreError) as e:
         raise ToolError(str(e)) from e
+    except Exception as e:
+        log.exception("a tool call failed")
+        raise ToolError(f"internal error ({type(e).__name__}: {e})") from e
 
 
 def _memories(store: MemoryStore, ids: list[int]) -> dict[int, Memory]:
@@ -133,8 +143,10 @@ def register(app: MCPServer, backend: Backend) -> None:  # noqa: C901
 
     @app.tool(annotations=READ_ONLY)
     async def search(
-        query: Annotated[str, Field(min_length=1, description="what to look for")],
-        kinds: Annotated[list[KindName], Field(description="only these kinds")] = [],  # noqa: B006
+        query: Annotated[
+            str, Field(min_length=1, max_length=MAX_QUERY, description="what to look for")
+        ],
+        kinds: Annotated[list[KindName], Field(max_length=20, description="only these kinds")] = [],  # noqa: B006
         limit: Annotated[int, Field(ge=1, le=50)] = 10,
         as_of: AsOf = None,
         budget: Annotated[int, _budget(4000)] = 4000,
@@ -209,7 +221,9 @@ def register(app: MCPServer, backend: Backend) -> None:  # noqa: C901
     @app.tool(annotations=READ_ONLY)
     async def explore(
         id: Annotated[int | None, Field(ge=1, description="start from this memory")] = None,
-        query: Annotated[str | None, Field(description="or from the best matches")] = None,
+        query: Annotated[
+            str | None, Field(max_length=MAX_QUERY, description="or from the best matches")
+        ] = None,
         category: Annotated[
             str | None,
             Field(description='or a category\'s areas and summaries ("" for all of them)'),
@@ -246,28 +260,24 @@ def register(app: MCPServer, backend: Backend) -> None:  # noqa: C901
 
     @app.tool(annotations=READ_ONLY)
     async def context_for_file(
-        path: Annotated[str, Field(min_length=1, description="the file, relative to the project")],
+        path: Annotated[
+            str,
+            Field(
+                min_length=1, max_length=MAX_PATH, description="the file, relative to the project"
+            ),
+        ],
         branch: Annotated[str | None, Field(description="default: the checked-out one")] = None,
         activity: Annotated[ActivityName | None, Field(description="default: inferred")] = None,
         budget: Annotated[int, Field(ge=300, le=MAX_BUDGET)] = 4000,
     ) -> CallToolResult:
         """The tiered context for a file (critical decisions, relevant memories, background,
         an index of topics to ask about), as the editor gets it; items cite their ids."""
-        root = backend.root
-        p = Path(path).expanduser()
-        full = p if p.is_absolute() else root / p
-        try:
-            rel = full.resolve().relative_to(root.resolve()).as_posix()
-        except ValueError:
-            raise ToolError(f"path: {path} is outside the project {root}") from None
-        if full.exists() and not full.is_file():
-            raise ToolError(f"path: {path} is not a file")
 
         def work(store: MemoryStore) -> dict[str, Any]:
             session = backend.open()
 
             def payload(total: int) -> dict[str, Any]:
-                args = ContextArgs(path=rel, branch=branch, activity=activity, budget=total)
+                args = ContextArgs(path=path, branch=branch, activity=activity, budget=total)
                 ctx = session.context(args)
                 mems = _memories(store, ctx.memory_ids)
                 items = [  # the markdown names kind and source; these add where it is from
@@ -303,13 +313,14 @@ def register(app: MCPServer, backend: Backend) -> None:  # noqa: C901
         text: Annotated[str, Field(min_length=1, description="what to remember, in full")],
         kind: KindName = "fact",
         anchors: Annotated[
-            list[str],
+            list[Item],
             Field(
+                max_length=MAX_LIST,
                 description="what it concerns: file:PATH, module:NAME, symbol:NAME, "
-                "branch:NAME, error:SIG, tag:NAME"
+                "branch:NAME, error:SIG, tag:NAME",
             ),
         ] = [],  # noqa: B006
-        tags: list[str] = [],  # noqa: B006
+        tags: Annotated[list[Item], Field(max_length=MAX_LIST)] = [],  # noqa: B006
         importance: Annotated[float, Field(ge=0.0, le=1.0)] = 0.5,
         supersedes: Annotated[int | None, Field(ge=1, description="the memory it replaces")] = None,
         budget: Annotated[int, _budget(500)] = 500,
@@ -329,19 +340,29 @@ def register(app: MCPServer, backend: Backend) -> None:  # noqa: C901
             )
             out = ops.remember(store, args).to_dict()
             m = _memories(store, [out["id"]]).get(out["id"])
-            return fit_items(to_wire(_cite(out, m)), budget)
+            wire = to_wire(_cite(out, m))
+            try:
+                return fit_items(wire, budget)
+            except BudgetTooSmall:
+                # it is stored: the answer must not read as a failure, so it says less
+                lean = {k: wire[k] for k in ("id", "created", "kind", "source") if k in wire}
+                lean["anchors"] = len((wire.get("memory") or {}).get("anchors") or [])
+                return {**fit_items(lean, budget), "truncated": True}
 
         return _result(await _call(backend, work))
 
     @app.tool(annotations=WRITES)
     async def lock_context(
         name: Annotated[str, Field(min_length=1, max_length=200)],
-        content: Annotated[str | None, Field(description="the text to lock")] = None,
+        # plain ``str`` (not ``str | None``): the SDK parses a non-str argument that looks
+        # like JSON, which turned the text '[1,2,3]' into a list and refused it
+        content: Annotated[str, Field(description="the text to lock (any text, JSON too)")] = "",
         memory_ids: Annotated[
-            list[int], Field(description="or lock the full texts of these memories")
+            list[int],
+            Field(max_length=MAX_LIST, description="or lock the full texts of these memories"),
         ] = [],  # noqa: B006
-        tags: list[str] = [],  # noqa: B006
-        note: str | None = None,
+        tags: Annotated[list[Item], Field(max_length=MAX_LIST)] = [],  # noqa: B006
+        note: str = "",
         budget: Annotated[int, _budget(500)] = 500,
     ) -> CallToolResult:
         """Pin a named context; locking the same name again adds a version and keeps the
@@ -350,7 +371,7 @@ def register(app: MCPServer, backend: Backend) -> None:  # noqa: C901
 
         def work(store: MemoryStore) -> dict[str, Any]:
             locked, created = lock(
-                store, name, content, memory_ids=memory_ids, tags=tags, note=note
+                store, name, content or None, memory_ids=memory_ids, tags=tags, note=note or None
             )
             out = locked.to_dict()
             out.pop("content")
@@ -377,7 +398,7 @@ def register(app: MCPServer, backend: Backend) -> None:  # noqa: C901
 
     @app.tool(annotations=READ_ONLY)
     async def list_locked_contexts(
-        tag: str | None = None,
+        tag: Annotated[str | None, Field(max_length=200)] = None,
         limit: Annotated[int, Field(ge=1, le=500)] = 100,
         budget: Annotated[int, _budget(2000)] = 2000,
     ) -> CallToolResult:
@@ -419,9 +440,9 @@ def register(app: MCPServer, backend: Backend) -> None:  # noqa: C901
     async def resolve(
         id: Annotated[int, Field(ge=1, description="the contradiction's id")],
         resolution: Literal["a_wins", "b_wins", "both_valid", "merged", "dismissed", "confirm"],
-        note: str | None = None,
+        note: str = "",
         merged_id: Annotated[int | None, Field(ge=1)] = None,
-        merged_text: str | None = None,
+        merged_text: str = "",
         budget: Annotated[int, _budget(1500)] = 1500,
     ) -> CallToolResult:
         """Resolve an open or suspected contradiction: one side wins, both stay valid, merged
@@ -429,7 +450,7 @@ def register(app: MCPServer, backend: Backend) -> None:  # noqa: C901
         one open."""
 
         def work(store: MemoryStore) -> dict[str, Any]:
-            args = ResolveArgs(id, resolution, note, merged_id, merged_text)
+            args = ResolveArgs(id, resolution, note or None, merged_id, merged_text or None)
             out = ops.resolve_contradiction(store, args).to_dict()
             return fit_items(to_wire(out), budget)
 
@@ -437,7 +458,7 @@ def register(app: MCPServer, backend: Backend) -> None:  # noqa: C901
 
     @app.tool(annotations=READ_ONLY)
     async def ask(
-        question: Annotated[str, Field(min_length=1)],
+        question: Annotated[str, Field(min_length=1, max_length=MAX_QUERY)],
         limit: Annotated[int, Field(ge=1, le=50)] = 8,
         as_of: AsOf = None,
         budget: Annotated[int, _budget(3000)] = 3000,

@@ -27,7 +27,11 @@ Choices:
   git``). A shallow clone is read as far as it goes and logged as ``shallow clone``; a failing
   ``git log`` is logged as ``git error``. When it stops at an unreadable (corrupt) object,
   the commit it stopped at is skipped as ``unreadable commit`` and the rest is read; ``git
-  log``'s exit status is always awaited, also after the end of its output.
+  log``'s exit status is always awaited, also after the end of its output. When a commit
+  object itself is unreadable (git cannot walk past it), every readable commit is found in
+  the object database and read (``_salvage``): those after it, and the history behind it
+  that no branch reaches any more; the commit right after it comes without files, and the
+  order is then parents first for what was not yet read.
 - Memory: the stream is parsed as it arrives; only the set of branch-only shas is held (all
   of them for a repository with a single branch: about 100 bytes a commit).
 """
@@ -292,23 +296,49 @@ def read_commits(
         args.append(".")
     seen: set[str] = set()
     count = 0
+    for commit in _walk(root, args, revs, since, branch, mine, seen, skips):
+        if commit.sha in seen:
+            continue
+        seen.add(commit.sha)
+        yield commit
+        count += 1
+        if limit is not None and count >= limit:
+            return
+
+
+def _walk(
+    root: Path,
+    args: list[str],
+    revs: list[str],
+    since: float | None,
+    branch: str,
+    mine: set[str],
+    seen: set[str],
+    skips: SkipLog,
+) -> Iterator[Commit]:
+    """``git log``'s commits, again past each unreadable object it stops at (a commit may come
+    twice: the caller keeps ``seen``)."""
+    where = str(root)
     for _attempt in range(MAX_RESTARTS + 1):
         failure: list[str] = []
-        for commit in _stream(root, args, branch, mine, failure):
-            if commit.sha in seen:
-                continue
-            seen.add(commit.sha)
-            yield commit
-            count += 1
-            if limit is not None and count >= limit:
-                return
+        yield from _stream(root, args, branch, mine, failure)
         if not failure:
             return
         # git stopped at an unreadable object: skip the commit it stopped at, read the rest
         bad = _first_unread(root, revs, since, seen)
         if bad is None:
-            log.warning("git log failed in %s: %s", root, failure[0])
-            skips.skip(SOURCE, where, f"git error: {failure[0][:200]}")
+            # the history itself cannot be walked (a commit object is unreadable): read every
+            # commit that can be read, found in the object database
+            salvage = _salvage(root, revs, since, seen)
+            if salvage is None:
+                log.warning("git log failed in %s: %s", root, failure[0])
+                skips.skip(SOURCE, where, f"git error: {failure[0][:200]}")
+                return
+            order, orphans, unreadable = salvage
+            log.warning("git could not read %d commit(s) in %s", len(unreadable), root)
+            for sha in unreadable:
+                skips.skip(SOURCE, sha, f"unreadable commit (corrupt object): {failure[0][:200]}")
+            yield from _read_listed(root, args, revs, order, orphans, branch, mine, skips)
             return
         log.warning("git could not read commit %s in %s: %s", bad, root, failure[0])
         skips.skip(SOURCE, bad, f"unreadable commit (corrupt object): {failure[0][:200]}")
@@ -318,6 +348,138 @@ def read_commits(
 
 
 MAX_RESTARTS = 20
+_BATCH = 500
+"""Commits named on one ``git log --no-walk`` command line while salvaging a history."""
+_WALK_OPTIONS = ("--reverse", "--date-order")
+
+
+def _read_listed(
+    root: Path,
+    args: list[str],
+    tips: list[str],
+    order: list[str],
+    orphans: set[str],
+    branch: str,
+    mine: set[str],
+    skips: SkipLog,
+) -> Iterator[Commit]:
+    """The commits ``order`` names, in that order, each read on its own (``--no-walk``); an
+    orphan (its parent unreadable) has no diff to list, so it comes without files."""
+    at = args.index("--")
+    # the options only: not the walk's order, its tip or what it excludes (``^sha``)
+    options = [
+        a for a in args[:at] if a not in _WALK_OPTIONS and not a.startswith("^") and a not in tips
+    ]
+    runs: list[tuple[bool, list[str]]] = []
+    for sha in order:
+        orphan = sha in orphans
+        if not runs or runs[-1][0] != orphan or len(runs[-1][1]) >= _BATCH:
+            runs.append((orphan, []))
+        runs[-1][1].append(sha)
+    for orphan, shas in runs:
+        opts = [a for a in options if a != "--name-only"] if orphan else options
+        failure: list[str] = []
+        yield from _stream(
+            root, [*opts, "--no-walk=unsorted", *shas, *args[at:]], branch, mine, failure
+        )
+        if failure:
+            skips.skip(SOURCE, str(root), f"git error: {failure[0][:200]}")
+
+
+def _salvage(
+    root: Path, revs: list[str], since: float | None, seen: set[str]
+) -> tuple[list[str], set[str], list[str]] | None:
+    """When a commit object of the history is unreadable, ``git log`` cannot walk past it. The
+    history is then rebuilt from the object database: every readable commit reachable from the
+    tip, then, behind each unreadable one, the readable commits that no branch or tag reaches
+    (the history it cut off). Answers the readable commits not in ``seen``, parents first; the
+    children of an unreadable commit (listed without files: there is no diff to list); and the
+    unreadable commits. None when the object database cannot be listed.
+
+    Limit: a commit left unreachable by other means (an amended commit's old version) is read
+    as part of that cut-off history too."""
+    try:
+        listing = _git(
+            root, "cat-file", "--batch-all-objects", "--batch-check=%(objectname) %(objecttype)"
+        )
+    except OSError:
+        return None
+    commits = [
+        line.split()[0]
+        for line in listing.stdout.decode("ascii", errors="replace").splitlines()
+        if line.endswith(" commit")
+    ]
+    if not commits:
+        return None
+    info = _git(
+        root, "log", "--no-walk=unsorted", "--stdin", "--format=%H %ct %P", stdin="\n".join(commits)
+    )
+    parents: dict[str, list[str]] = {}
+    when: dict[str, int] = {}
+    for line in info.stdout.decode("ascii", errors="replace").splitlines():
+        sha, at, *ps = line.split()
+        parents[sha], when[sha] = ps, int(at)
+    tip, *rest = revs
+    excluded = _reach(parents, [r[1:] for r in rest if r.startswith("^")], set())
+    reached = _reach(parents, [tip], set())
+    unreadable = sorted(r for r in reached if r not in parents)
+    if not unreadable:
+        return None
+    refs = _out(root, "for-each-ref", "--format=%(objectname)") or ""
+    by_refs = _reach(parents, refs.split(), set())
+    cut = {c for c in parents if c not in by_refs and c not in reached}
+    children_of = {p for c in cut for p in parents[c]}
+    tips = [c for c in cut if c not in children_of]
+    reached = _reach(parents, tips, reached)
+    wanted = [
+        c
+        for c in reached
+        if c in parents
+        and c not in seen
+        and c not in excluded
+        and (since is None or when[c] >= since)
+    ]
+    orphans = {c for c in wanted if any(p not in parents for p in parents[c])}
+    return _parents_first(wanted, parents, when), orphans, unreadable
+
+
+def _reach(parents: dict[str, list[str]], starts: list[str], found: set[str]) -> set[str]:
+    """``found`` and every commit reachable from ``starts`` along the known parents."""
+    out = set(found)
+    stack = [s for s in starts if s not in out]
+    while stack:
+        sha = stack.pop()
+        if sha in out:
+            continue
+        out.add(sha)
+        stack.extend(p for p in parents.get(sha, ()) if p not in out)
+    return out
+
+
+def _parents_first(
+    shas: list[str], parents: dict[str, list[str]], when: dict[str, int]
+) -> list[str]:
+    """``shas`` ordered parents before children, older first among the free ones."""
+    import heapq
+
+    chosen = set(shas)
+    waiting = {s: sum(p in chosen for p in parents[s]) for s in shas}
+    children: dict[str, list[str]] = {}
+    for s in shas:
+        for p in parents[s]:
+            if p in chosen:
+                children.setdefault(p, []).append(s)
+    ready = [(when[s], s) for s in shas if waiting[s] == 0]
+    heapq.heapify(ready)
+    out: list[str] = []
+    while ready:
+        _, s = heapq.heappop(ready)
+        out.append(s)
+        for c in children.get(s, ()):
+            waiting[c] -= 1
+            if waiting[c] == 0:
+                heapq.heappush(ready, (when[c], c))
+    return out
 
 
 def _first_unread(root: Path, revs: list[str], since: float | None, seen: set[str]) -> str | None:

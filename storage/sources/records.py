@@ -7,6 +7,8 @@ from collections import Counter
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
+from storage.redact import redact, redact_value
+
 GENERATED_MARKER = "<!-- living-memory:generated"
 """Files carrying this near the top were written by Living Memory and are never read back."""
 
@@ -194,3 +196,29 @@ def without_injected(conv: Conversation) -> Conversation:
         if text.strip():
             kept.append(replace(m, idx=len(kept), text=text))
     return replace(conv, messages=tuple(kept))
+
+
+def redacted(conv: Conversation) -> Conversation:
+    """``conv`` with every text in it redacted (title, messages, code, file names, metadata,
+    thoughts): what is derived from it (labels, summaries, topics) is derived from this, so a
+    secret cut, joined or lowercased on the way can no longer escape the patterns."""
+    messages = tuple(
+        replace(
+            m,
+            text=redact(m.text),
+            code_blocks=tuple(
+                replace(b, code=redact(b.code), filename=redact(b.filename) if b.filename else None)
+                for b in m.code_blocks
+            ),
+            files=tuple(redact(f) for f in m.files),
+            metadata=redact_value(m.metadata),
+        )
+        for m in conv.messages
+    )
+    return replace(
+        conv,
+        messages=messages,
+        title=redact(conv.title) if conv.title else conv.title,
+        metadata=redact_value(conv.metadata),
+        thoughts=tuple(redact(t) for t in conv.thoughts),
+    )
