@@ -334,6 +334,37 @@ async def plant_through_mcp(project: Path, data: Path, every: str) -> None:
             await call(s, "lock_context", name=t[:200], content=f"lock {n}: {t}", tags=[t])
 
 
+def plant_through_hooks(project: Path, env: dict[str, str], every: str) -> str:
+    """A Claude Code session whose prompts and transcript hold every secret, through the
+    hook events an agent sends (prompt, edit, stop)."""
+    import time
+
+    from test_hooks import HOOK, shape, write_transcript
+
+    hook_env = {**env, "LIVING_MEMORY_HOOK_SYNC": "1", "LIVING_MEMORY_HOOK_DAEMON": "0"}
+    transcript = project.parent / "claude" / "session.jsonl"
+    turns = [
+        ("user", f"Keys for the deploy: {every}"),
+        ("assistant", [{"type": "text", "text": f"Stored them in cfg/keys.py: {every}"}]),
+    ]
+    write_transcript(transcript, turns, project, time.time() - 60)
+    values = {"CWD": str(project), "TRANSCRIPT": str(transcript), "PROMPT": every}
+    said = ""
+    for event in ("SessionStart", "UserPromptSubmit", "Stop", "SessionEnd"):
+        r = subprocess.run(
+            [*HOOK, event, "--client", "claude"],
+            input=json.dumps(shape("claude", event, **values)),
+            capture_output=True,
+            text=True,
+            env=hook_env,
+            cwd=project,
+            timeout=600,
+        )
+        assert r.returncode == 0, r.stderr[-2000:]
+        said += r.stdout + r.stderr
+    return said
+
+
 def test_no_planted_secret_reaches_the_data_folder_or_an_injected_file_by_any_door(
     tmp_path: Path,
 ) -> None:
@@ -393,7 +424,7 @@ def test_no_planted_secret_reaches_the_data_folder_or_an_injected_file_by_any_do
         "mcp remember and lock_context": lambda: (
             asyncio.run(plant_through_mcp(project, data, every)) or ""
         ),
-        # the hook front door: plant through it here once it exists
+        "hooks": lambda: plant_through_hooks(project, env, every),
     }
     out = {name: plant() for name, plant in channels.items()}
     ingested = json.loads(out["ingest"][out["ingest"].index("{") :])
@@ -406,6 +437,11 @@ def test_no_planted_secret_reaches_the_data_folder_or_an_injected_file_by_any_do
         store.embeddings.embed_pending()
         store.reindex()
         sources = {m.source for m in store.list(limit=100_000)}
+        from test_hooks import SESSION
+
+        from storage.sessions import sessions_of
+
+        assert sessions_of(store).find("claude", SESSION) is not None  # the hooks' session
         engine = ContextEngine(store, root=project)
         contexts = [
             engine.assemble(ContextRequest(path, text="x = 1\n", budget=60_000)).markdown
