@@ -12,7 +12,6 @@ virtual environment's ``python`` is not resolved, so the environment stays in fo
 
 from __future__ import annotations
 
-import difflib
 import json
 import os
 import re
@@ -22,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from server.mcp_server.install import InstallError, _read, _write
+from server.mcp_server.install import InstallError, _read, _write, file_diff
 
 __all__ = ["EVENTS", "Change", "InstallError", "hook_command", "install", "settings_path"]
 
@@ -62,14 +61,7 @@ class Change:
     after: str
 
     def diff(self) -> str:
-        return "".join(
-            difflib.unified_diff(
-                self.before.splitlines(keepends=True),
-                self.after.splitlines(keepends=True),
-                fromfile=f"{self.path} (now)",
-                tofile=f"{self.path} (after)",
-            )
-        )
+        return file_diff(self.path, self.before, self.after)
 
 
 def settings_path(client: str, scope: str, root: Path) -> Path:

@@ -50,14 +50,19 @@ class Outcome:
     after: str
 
     def diff(self) -> str:
-        return "".join(
-            difflib.unified_diff(
-                self.before.splitlines(keepends=True),
-                self.after.splitlines(keepends=True),
-                fromfile=f"{self.target.path} (now)",
-                tofile=f"{self.target.path} (with {SERVER_NAME})",
-            )
+        return file_diff(self.target.path, self.before, self.after, f"with {SERVER_NAME}")
+
+
+def file_diff(path: Path, before: str, after: str, label: str = "after") -> str:
+    """A unified diff of a settings file now and after a change."""
+    return "".join(
+        difflib.unified_diff(
+            before.splitlines(keepends=True),
+            after.splitlines(keepends=True),
+            fromfile=f"{path} (now)",
+            tofile=f"{path} ({label})",
         )
+    )
 
 
 def vscode_user_dir() -> Path:
