@@ -82,30 +82,47 @@ MAX_SECTION = 1_500
 # --- shared helpers ---------------------------------------------------------------------
 
 
-def read_text_file(path: Path, *, source: str, where: str, skips: SkipLog) -> str | None:
-    """A file's text (UTF-8, newlines normalised), or None with the reason in ``skips``."""
+def read_file_bytes(
+    path: Path,
+    *,
+    source: str,
+    where: str,
+    skips: SkipLog,
+    limit: int = MAX_FILE_BYTES,
+    follow_links: bool = True,
+) -> bytes | None:
+    """A regular, not binary file's bytes up to ``limit``, or None with the reason in
+    ``skips`` (a link is refused unless ``follow_links``)."""
     try:
-        info = path.stat()
+        info = path.stat() if follow_links else path.lstat()
     except OSError:
         skips.skip(source, where, "unreadable")
         return None
     if not stat.S_ISREG(info.st_mode):
-        skips.skip(source, where, "not a file")
+        skips.skip(source, where, "not a file" if follow_links else "not a regular file")
         return None
-    if info.st_size > MAX_FILE_BYTES:
+    if info.st_size > limit:
         skips.skip(source, where, "too large")
         return None
     try:
         with open(path, "rb") as f:
-            data = f.read(MAX_FILE_BYTES + 1)
+            data = f.read(limit + 1)
     except OSError:
         skips.skip(source, where, "unreadable")
         return None
-    if len(data) > MAX_FILE_BYTES:
+    if len(data) > limit:
         skips.skip(source, where, "too large")
         return None
     if b"\0" in data[:8192]:
         skips.skip(source, where, "binary")
+        return None
+    return data
+
+
+def read_text_file(path: Path, *, source: str, where: str, skips: SkipLog) -> str | None:
+    """A file's text (UTF-8, newlines normalised), or None with the reason in ``skips``."""
+    data = read_file_bytes(path, source=source, where=where, skips=skips)
+    if data is None:
         return None
     try:
         text = data.decode("utf-8-sig")

@@ -36,7 +36,6 @@ import contextlib
 import hashlib
 import os
 import re
-import stat
 import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -46,6 +45,7 @@ from pathlib import Path
 from storage.models import Anchor, Kind, Review
 from storage.redact import redact
 from storage.sources.records import SkipLog
+from storage.sources.rules import read_file_bytes
 from storage.text import parse_instant
 
 SOURCE = "shared"
@@ -416,30 +416,9 @@ def read_folder(folder: Path, skips: SkipLog) -> Iterator[SharedFileText]:
 
 
 def _read(full: Path, rel: str, skips: SkipLog) -> bytes | None:
-    try:
-        info = full.lstat()
-    except OSError:
-        skips.skip(SOURCE, rel, "unreadable")
-        return None
-    if not stat.S_ISREG(info.st_mode):
-        skips.skip(SOURCE, rel, "not a regular file")
-        return None
-    if info.st_size > MAX_FILE_BYTES:
-        skips.skip(SOURCE, rel, "too large")
-        return None
-    try:
-        with open(full, "rb") as f:
-            data = f.read(MAX_FILE_BYTES + 1)
-    except OSError:
-        skips.skip(SOURCE, rel, "unreadable")
-        return None
-    if len(data) > MAX_FILE_BYTES:
-        skips.skip(SOURCE, rel, "too large")
-        return None
-    if b"\0" in data[:8192]:
-        skips.skip(SOURCE, rel, "binary")
-        return None
-    return data
+    return read_file_bytes(
+        full, source=SOURCE, where=rel, skips=skips, limit=MAX_FILE_BYTES, follow_links=False
+    )
 
 
 def file_fingerprint(path: Path) -> str | None:
