@@ -117,6 +117,22 @@ def _lead(text: str) -> str | None:
     return None
 
 
+def _words(text: str) -> list[str]:
+    return re.findall(r"\w+", text.lower())
+
+
+def restated(subject: str, body: str) -> tuple[str, str]:
+    """A subject that is the start of the body run into one line (some tools write a commit
+    message twice: flattened, then as lines) as the body's first line, which the body then no
+    longer repeats; any other subject and body as they are."""
+    text = body.strip()
+    first, _, rest = text.partition("\n")
+    said = _words(subject)
+    if not rest.strip() or len(said) <= len(_words(first)) or _words(text)[: len(said)] != said:
+        return subject, body
+    return _flat(first), rest.lstrip("\n")
+
+
 def commit_renderings(
     m: Memory, lines: list[str], label: str | None, body: str | None = None
 ) -> dict[Level, str]:
@@ -126,7 +142,8 @@ def commit_renderings(
     head = f"commit {provenance(m).removeprefix('commit ')} · #{m.id} · {_date(m.valid_from)}"
     subject, _, whole = m.text.strip().partition("\n")
     body = whole if body is None else body
-    subject = _flat(subject)
+    subject, body = restated(_flat(subject), body)
+    lines = [x for x in lines if _words(x) != _words(subject)]
     out: dict[Level, str] = {}
     if body.strip():
         out[Level.FULL] = f"- [{head}] {subject}\n" + "\n".join(

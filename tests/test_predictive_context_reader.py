@@ -360,3 +360,18 @@ def test_a_hard_wrapped_commit_body_reads_as_whole_lines(store: MemoryStore) -> 
     assert "default `True` → `False`. Users who opt in are unaffected." in md
     assert "  [env]\n  FAST_COPY=1\n" in md  # code as it was
     assert not any(line.strip().startswith("→") for line in md.splitlines())
+
+
+def test_a_subject_that_restates_the_body_is_shown_once(store: MemoryStore) -> None:
+    lines = [
+        "Fix result count handling",
+        "- Override `num_results` with `-n` in the CLI",
+        "- Respect the user's result count in every engine",
+    ]
+    message = " ".join(lines) + "\n\n" + lines[0] + "\n\n" + "\n".join(lines[1:])
+    commit_memory(store, message, ["src/cli.py"], at=1_500_000_000.0)
+    md = ContextEngine(store).assemble(ContextRequest(path="src/cli.py", text="")).markdown
+    item = next(line for line in md.splitlines() if "commit" in line and "#" in line)
+    assert item.endswith("] Fix result count handling")
+    assert md.count("Respect the user's result count in every engine") == 1
+    assert md.count("Fix result count handling") == 1
