@@ -35,6 +35,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from predictive import judges
 from predictive.categories import refresh_categories
 from predictive.compress import backfill_levels
 from predictive.conflicts import (
@@ -278,6 +279,10 @@ def run(
         later += backlog.opened
         if judge is not None:
             later += judge_pending(store, judge)
+        else:  # the editor's models or an MCP client's sampling, a few pairs a run
+            host = judges.choose(store, llm=llm)
+            if host is not None:
+                later += judges.judge_waiting_pairs(store, host).judged.opened
         store.cursors.set(STATE, {"last_run": repr(at)})
     step("categories")
     # areas derived again, the changed ones summarised again (predictive.categories)

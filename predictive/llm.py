@@ -24,7 +24,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
-from predictive.llm_config import LlmConfig, ModelSettings, configured
+from predictive.llm_config import JSON_ONLY, LlmConfig, ModelSettings, configured
 from predictive.tokens import count_tokens
 from storage.redact import redact, redact_value
 
@@ -37,6 +37,19 @@ Check = Callable[[Any], str | None]
 """A caller's own check of a schema-valid answer: None when fine, else why not."""
 
 PROMPT_OVERHEAD = 16  # tokens a chat request adds around the messages
+
+Send = Callable[[list[dict[str, str]], int], str]
+"""A model the host reaches for us (the editor's language models, an MCP client's sampling):
+the chat messages and the most output tokens in, the model's text out. Raises
+:class:`HostUnavailable` (or TimeoutError) when it cannot answer."""
+
+
+class HostUnavailable(Exception):
+    """The host declined the request or had no model to ask."""
+
+
+HOST_SETTINGS = ModelSettings(json_mode=False, prompt_note=JSON_ONLY)
+"""A host's model is unknown to us: ask for JSON in words, with the default output budget."""
 
 
 # ---- answer validation ---------------------------------------------------------------------
@@ -198,10 +211,10 @@ _SHARED: dict[tuple[Any, ...], _Shared] = {}
 _SHARED_LOCK = threading.Lock()
 
 
-def _shared(config: LlmConfig) -> _Shared:
+def _shared(config: LlmConfig, host: str = "") -> _Shared:
     key = (
-        config.url,
-        config.model,
+        f"host:{host}" if host else config.url,
+        host or config.model,
         config.concurrency,
         config.breaker_failures,
         config.breaker_cooldown_seconds,
@@ -265,7 +278,9 @@ class LlmClient:
     """Calls one configured model; one instance is one *run* (its call and token budgets).
 
     ``store`` (the project's :class:`~storage.MemoryStore`: a connection per thread) keeps the
-    cache and the day's usage; without it both live in memory for the process.
+    cache and the day's usage; without it both live in memory for the process. With ``send``
+    the calls go to a host's model named ``host`` instead of the configured endpoint, held to
+    the same budgets, cache, validation and circuit breaker.
     """
 
     def __init__(
@@ -274,14 +289,22 @@ class LlmClient:
         *,
         store: Any | None = None,
         opener: Callable[..., Any] | None = None,
+        send: Send | None = None,
+        host: str = "",
     ) -> None:
-        if not config.enabled:
+        if send is None and not config.enabled:
             raise ValueError("the LLM is not configured (url and model are needed)")
+        if send is not None and not host:
+            raise ValueError("a host's model needs a name")
         self.config = config
-        self.settings: ModelSettings = config.model_settings()
+        self.model = host if send is not None else config.model
+        self._send = send
+        self.settings: ModelSettings = (
+            HOST_SETTINGS if send is not None else config.model_settings()
+        )
         self.store = store
-        self.shared = _shared(config)
-        self.usage = Usage(store, self.shared, config.model)
+        self.shared = _shared(config, host if send is not None else "")
+        self.usage = Usage(store, self.shared, self.model)
         self.counters = Counters()
         self._lock = threading.Lock()
         self._run_tokens = 0
@@ -295,6 +318,8 @@ class LlmClient:
         return url if url.endswith("/chat/completions") else url + "/chat/completions"
 
     def uses(self, purpose: str) -> bool:
+        if self._send is not None:
+            return purpose in self.config.uses
         return self.config.uses_for(purpose)
 
     # -- public --
@@ -365,7 +390,7 @@ class LlmClient:
     def _key(self, purpose: str, messages: list[dict[str, str]], schema: Schema) -> str:
         s = self.settings
         blob = json.dumps(
-            [self.config.model, purpose, messages, schema, s.temperature, s.max_output_tokens],
+            [self.model, purpose, messages, schema, s.temperature, s.max_output_tokens],
             sort_keys=True,
         )
         return hashlib.sha256(blob.encode("utf-8")).hexdigest()
@@ -388,7 +413,7 @@ class LlmClient:
             self._memory_cache[key] = answer
             return
         try:
-            self.store.llm.keep_answer(key, self.config.model, purpose, answer)
+            self.store.llm.keep_answer(key, self.model, purpose, answer)
         except Exception:
             log.warning("could not cache an LLM answer", exc_info=True)
 
@@ -432,6 +457,8 @@ class LlmClient:
         return worst
 
     def _call(self, messages: list[dict[str, str]], purpose: str, reserved: int) -> str | None:
+        if self._send is not None:
+            return self._call_host(self._send, messages, purpose, reserved)
         s = self.settings
         body: dict[str, Any] = {
             "model": self.config.model,
@@ -492,6 +519,33 @@ class LlmClient:
             self.counters.prompt_tokens += prompt
             self.counters.completion_tokens += completion
             self.counters.cost += cost
+            self._run_tokens += prompt + completion - reserved
+        return text
+
+    def _call_host(
+        self, send: Send, messages: list[dict[str, str]], purpose: str, reserved: int
+    ) -> str | None:
+        """One call through the host: a refusal or a failure counts towards the breaker."""
+        shared = self.shared
+        with shared.slots:
+            try:
+                text = send(messages, self.settings.max_output_tokens)
+                if not isinstance(text, str):
+                    raise ValueError("no text in the answer")
+            except (HostUnavailable, TimeoutError, OSError, ValueError) as e:
+                shared.breaker.failure()
+                with self._lock:
+                    self._run_tokens -= reserved
+                self._count("failures", type(e).__name__)
+                log.info("%s %s call failed (%s); the pair waits", self.model, purpose, e)
+                return None
+        prompt = PROMPT_OVERHEAD + sum(count_tokens(m["content"]) for m in messages)
+        completion = count_tokens(text)
+        self.usage.add(prompt, completion, 0.0)
+        with self._lock:
+            self.counters.calls += 1
+            self.counters.prompt_tokens += prompt
+            self.counters.completion_tokens += completion
             self._run_tokens += prompt + completion - reserved
         return text
 

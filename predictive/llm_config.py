@@ -46,20 +46,20 @@ class ModelSettings:
 
 # Families whose defaults differ (seed 002 anti-patterns 1 and 3): thinking models spend
 # output tokens on reasoning, small local models need to be told to answer with JSON only.
-_JSON_ONLY = "Answer with one JSON object only: no prose, no plan, no code fence."
+JSON_ONLY = "Answer with one JSON object only: no prose, no plan, no code fence."
 PROFILES: dict[str, ModelSettings] = {
     "gpt-4o-mini": ModelSettings(input_cost_per_mtok=0.15, output_cost_per_mtok=0.6),
     "gpt-4o": ModelSettings(input_cost_per_mtok=2.5, output_cost_per_mtok=10.0),
     "o1": ModelSettings(max_output_tokens=4000, reasoning=True, json_mode=False),
     "o3": ModelSettings(max_output_tokens=4000, reasoning=True, json_mode=False),
     "deepseek-r1": ModelSettings(
-        max_output_tokens=4000, reasoning=True, json_mode=False, prompt_note=_JSON_ONLY
+        max_output_tokens=4000, reasoning=True, json_mode=False, prompt_note=JSON_ONLY
     ),
-    "qwen": ModelSettings(prompt_note=_JSON_ONLY),
-    "llama": ModelSettings(prompt_note=_JSON_ONLY),
-    "mistral": ModelSettings(prompt_note=_JSON_ONLY),
-    "gemma": ModelSettings(prompt_note=_JSON_ONLY),
-    "phi": ModelSettings(prompt_note=_JSON_ONLY),
+    "qwen": ModelSettings(prompt_note=JSON_ONLY),
+    "llama": ModelSettings(prompt_note=JSON_ONLY),
+    "mistral": ModelSettings(prompt_note=JSON_ONLY),
+    "gemma": ModelSettings(prompt_note=JSON_ONLY),
+    "phi": ModelSettings(prompt_note=JSON_ONLY),
 }
 
 

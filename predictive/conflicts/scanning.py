@@ -462,15 +462,38 @@ def scan_backlog(
     return Progress(opened, scanned, pending, len(todo) - done, time.monotonic() - t0)
 
 
-def judge_pending(
-    store: MemoryStore, judge: Judge, *, seconds: float | None = WRITE_SCAN_SECONDS
-) -> list[int]:
-    """Put the candidate pairs that wait (best first) to ``judge`` until ``seconds`` have
-    passed; a verdict is remembered, a conflict recorded; a pair the judge cannot answer now
-    keeps waiting. Answers the contradictions opened."""
+@dataclass
+class Judged:
+    """What one pass over the waiting candidates did: the contradictions it opened, the pairs
+    judged a conflict or compatible, and those the judge could not answer (still pending)."""
+
+    opened: list[int] = field(default_factory=list)
+    conflicts: int = 0
+    compatible: int = 0
+    unanswered: int = 0
+
+    def to_dict(self) -> dict[str, object]:
+        return {
+            "opened": list(self.opened),
+            "conflicts": self.conflicts,
+            "compatible": self.compatible,
+            "unanswered": self.unanswered,
+        }
+
+
+def judge_waiting(
+    store: MemoryStore,
+    judge: Judge,
+    *,
+    limit: int = 1000,
+    seconds: float | None = WRITE_SCAN_SECONDS,
+) -> Judged:
+    """Put at most ``limit`` candidate pairs that wait (best first) to ``judge`` until
+    ``seconds`` have passed; a verdict is remembered, a conflict recorded; a pair the judge
+    cannot answer now keeps waiting."""
     t0 = time.monotonic()
-    opened: list[int] = []
-    for row in candidates.pending(store, limit=1000):
+    out = Judged()
+    for row in candidates.pending(store, limit=limit):
         if seconds is not None and time.monotonic() - t0 > seconds:
             break
         pair = store.get_many([row.older, row.newer])
@@ -478,11 +501,22 @@ def judge_pending(
             continue
         conflict = _judge(pair[0], pair[1], judge)
         if conflict is None:
+            out.unanswered += 1
             continue
         candidates.judged(store, row.older, row.newer, bool(conflict.type), conflict.reason)
         if conflict.type:
-            opened += record(store, [conflict])
-    return opened
+            out.conflicts += 1
+            out.opened += record(store, [conflict])
+        else:
+            out.compatible += 1
+    return out
+
+
+def judge_pending(
+    store: MemoryStore, judge: Judge, *, seconds: float | None = WRITE_SCAN_SECONDS
+) -> list[int]:
+    """:func:`judge_waiting` over every waiting pair; answers the contradictions opened."""
+    return judge_waiting(store, judge, seconds=seconds).opened
 
 
 SCAN_STATE = "contradictions"
