@@ -14,7 +14,7 @@ import threading
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from predictive.conflicts import Judged, judge_waiting
+from predictive.conflicts import Conflict, Judged, judge_waiting, record
 from predictive.llm import LlmClient, Send, client_for
 from predictive.llm_config import configured
 from predictive.llm_judge import PURPOSE, scanner_judge
@@ -122,3 +122,36 @@ def judge_waiting_pairs(
         seconds=seconds if seconds is not None else (HOST_SECONDS if host else None),
     )
     return JudgeRun(choice.name, done, candidates.count_pending(store))
+
+
+@dataclass(frozen=True)
+class Settled:
+    """A person's verdict on one waiting pair: the contradiction it opened, if any."""
+
+    candidate: int
+    conflict: bool
+    contradiction: int | None
+
+    def to_dict(self) -> dict[str, object]:
+        return {
+            "candidate": self.candidate,
+            "conflict": self.conflict,
+            "contradiction": self.contradiction,
+        }
+
+
+def settle(store: MemoryStore, candidate_id: int, conflict: bool, note: str | None) -> Settled:
+    """A person judges a waiting pair: a conflict opens a contradiction (the older memory as
+    A), else the pair is compatible; either way the same two texts are not proposed again.
+    Raises ValueError for a pair that is unknown or no longer waiting."""
+    row = candidates.get(store, candidate_id)
+    if row is None:
+        raise ValueError(f"no candidate pair #{candidate_id}")
+    if row.status != candidates.PENDING:
+        raise ValueError(f"candidate pair #{candidate_id} is already {row.status}")
+    reason = "judged by the user" + (f": {note}" if note else "")
+    candidates.judged(store, row.older, row.newer, conflict, reason)
+    opened: list[int] = []
+    if conflict:
+        opened = record(store, [Conflict(row.older, row.newer, "judged", reason, 1.0)])
+    return Settled(candidate_id, conflict, opened[0] if opened else None)

@@ -160,3 +160,13 @@ def count_pending(store: MemoryStore) -> int:
         "SELECT count(*) FROM conflict_candidates WHERE status = 'pending'"
     ).fetchone()
     return int(row[0]) if row else 0
+
+
+def get(store: MemoryStore, candidate_id: int) -> CandidateRow | None:
+    """One candidate pair by its id (None when there is none)."""
+    row = store.conn.execute(
+        "SELECT id, older, newer, score, why, status, reason, proposed_at, judged_at "
+        "FROM conflict_candidates WHERE id = ?",
+        (int(candidate_id),),
+    ).fetchone()
+    return None if row is None else CandidateRow(*row)

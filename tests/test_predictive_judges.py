@@ -219,3 +219,16 @@ def test_a_host_model_needs_a_name_and_an_unknown_host_is_refused() -> None:
         LlmClient(LlmConfig(), send=Host())
     with pytest.raises(ValueError, match="unknown host model"):
         judges.offer("somebody", Host())
+
+
+def test_consolidation_asks_an_offered_host_when_no_endpoint_judges(store: MemoryStore) -> None:
+    from predictive import consolidate
+
+    old, new = waiting_pair(store)
+    host = Host({frozenset((POSTGRES, MYSQL))})
+    judges.offer(judges.EDITOR, host)
+    consolidate.run(store)
+    assert len(host.asked) == 1
+    (c,) = store.contradictions.query(ContradictionStatus.OPEN)
+    assert {c.memory_a, c.memory_b} == {old, new}
+    assert candidates.pending(store) == []
