@@ -35,6 +35,7 @@ TOOLS = {
     "list_locked_contexts",
     "contradictions",
     "resolve",
+    "judge_pending",
     "ask",
 }
 

@@ -7,15 +7,17 @@ wire), sent both as text and as structured content; the budget counts the text."
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Callable, Iterator
 from typing import Annotated, Any, Literal, TypeVar
 
-from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp_types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import Field
 
+from predictive import judges
 from predictive import operations as ops
 from predictive.citation import citation
 from predictive.fit import BudgetTooSmall, dumps, fit_items, fit_tree
@@ -433,6 +435,31 @@ def register(app: MCPServer, backend: Backend) -> None:  # noqa: C901
                     if c[key]:
                         c[key] = _cite(c[key], mems.get(c[key]["id"]))
             return fit_items(to_wire(out), budget, items="contradictions")
+
+        return _result(await _call(backend, work))
+
+    @app.tool(annotations=WRITES)
+    async def judge_pending(
+        ctx: Context,
+        limit: Annotated[int, Field(ge=1, le=judges.HOST_PAIRS)] = 3,
+        budget: Annotated[int, _budget(500)] = 500,
+    ) -> CallToolResult:
+        """Judge up to ``limit`` candidate contradictions that wait for a judge (status
+        ``pending``) with your model, through MCP sampling (a model configured for Living
+        Memory is asked first): each pair becomes an open contradiction or is dismissed.
+        Without sampling or a model they keep waiting; ``by`` says who judged."""
+        from server.mcp_server.sampling import offers_sampling, sampling_send
+
+        hosts = {}
+        if offers_sampling(ctx.session):
+            loop = asyncio.get_running_loop()
+            request = ctx.request_context.request_id
+            hosts[judges.SAMPLING] = sampling_send(ctx.session, loop, request)
+
+        def work(store: MemoryStore) -> dict[str, Any]:
+            choice = judges.choose(store, hosts=hosts)
+            run = judges.judge_waiting_pairs(store, choice, limit=limit)
+            return fit_items(to_wire(run.to_dict()), budget)
 
         return _result(await _call(backend, work))
 
