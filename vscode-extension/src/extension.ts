@@ -4,6 +4,7 @@
  * context (status bar, view, documents) and the memory commands.
  */
 import * as vscode from 'vscode';
+import { registerEditorJudge } from './client/editorJudge';
 import { offerHooks } from './client/hookOffer';
 import { createInstaller } from './client/installer';
 import { registerMcpProvider } from './client/mcpProvider';
@@ -20,6 +21,7 @@ import { ContextStore } from './view/contextStore';
 import type { Services } from './ui/common';
 import { copyContext, showContext } from './ui/contextCommands';
 import { MemoryDocuments } from './ui/documents';
+import { confirmCandidate, dismissCandidate, judgeCandidates } from './ui/judgeCommands';
 import {
   consolidateMemory,
   enableClaudeCodeImport,
@@ -61,6 +63,9 @@ export const HANDLERS: Record<CommandKey, Handler> = {
   editMemory,
   rejectMemory,
   shareMemories,
+  judgeCandidates,
+  confirmCandidate,
+  dismissCandidate,
 };
 
 let manager: ServerManager | undefined;
@@ -130,6 +135,7 @@ export function activate(context: vscode.ExtensionContext): void {
     context.subscriptions.push(mcp);
   }
   context.subscriptions.push(offerHooks(server, context.globalState));
+  registerEditorJudge(server, context.globalState);
 
   void onPythonExtensionChange(() => {
     if (server.python?.source === 'pythonExtension' || server.state === 'needsInstall') {

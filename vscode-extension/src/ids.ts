@@ -39,6 +39,9 @@ export const COMMANDS = {
   editMemory: { id: 'livingMemory.editMemory', title: 'Edit Memory' },
   rejectMemory: { id: 'livingMemory.rejectMemory', title: 'Reject Memory' },
   shareMemories: { id: 'livingMemory.shareMemories', title: 'Share Approved Memories' },
+  judgeCandidates: { id: 'livingMemory.judgeCandidates', title: 'Judge Candidate Contradictions' },
+  confirmCandidate: { id: 'livingMemory.confirmCandidate', title: 'It Is a Contradiction' },
+  dismissCandidate: { id: 'livingMemory.dismissCandidate', title: 'Not a Contradiction' },
 } as const;
 
 export type CommandKey = keyof typeof COMMANDS;

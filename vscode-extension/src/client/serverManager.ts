@@ -74,6 +74,7 @@ function activeFileUri(): string | null {
 
 export class ServerManager implements NotificationSender, vscode.Disposable {
   private client: LanguageClient | undefined;
+  private readonly clientSetups: ((client: LanguageClient) => void)[] = [];
   private current: PythonCandidate | undefined;
   private stateValue: ServerState = 'stopped';
   private restarting = false;
@@ -123,6 +124,11 @@ export class ServerManager implements NotificationSender, vscode.Disposable {
 
   get version(): string {
     return (this.context.extension.packageJSON as { version: string }).version;
+  }
+
+  /** Runs `setup` on every client before it starts: a feature's capabilities and handlers. */
+  onClient(setup: (client: LanguageClient) => void): void {
+    this.clientSetups.push(setup);
   }
 
   /** The typed commands of the running server; a readable error when it is not running. */
@@ -292,6 +298,9 @@ export class ServerManager implements NotificationSender, vscode.Disposable {
     };
     const client = new LanguageClient('livingMemory', OUTPUT_CHANNEL, serverOptions, clientOptions);
     this.client = client;
+    for (const setup of this.clientSetups) {
+      setup(client);
+    }
     client.onDidChangeState((e) => {
       if (this.client !== client) {
         return;

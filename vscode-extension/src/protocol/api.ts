@@ -26,6 +26,8 @@ import type {
   IngestArgs,
   IngestSummary,
   JobSummary,
+  JudgePendingArgs,
+  JudgeRunResult,
   RecallArgs,
   RecalledMemory,
   RecalledRelated,
@@ -43,6 +45,8 @@ import type {
   EditArgs,
   SearchArgs,
   SearchResult,
+  SettleCandidateArgs,
+  SettledCandidate,
   StatsResult,
 } from './commands';
 
@@ -137,6 +141,15 @@ export class MemoryApi {
 
   contradictions(args: ContradictionsArgs = {}) {
     return this.call<ContradictionsResult>(SERVER_COMMANDS.contradictions, args);
+  }
+
+  /** Puts waiting candidate pairs to the chain of judges (an endpoint, the editor's models). */
+  judgePending(args: JudgePendingArgs = {}, options?: CallOptions) {
+    return this.call<JudgeRunResult>(SERVER_COMMANDS.judgePending, args, options);
+  }
+
+  settleCandidate(args: SettleCandidateArgs) {
+    return this.call<SettledCandidate>(SERVER_COMMANDS.settleCandidate, args);
   }
 
   resolveContradiction(args: ResolveContradictionArgs) {

@@ -26,6 +26,8 @@ export const SERVER_COMMANDS = {
   reject: 'livingMemory.reject',
   edit: 'livingMemory.edit',
   share: 'livingMemory.share',
+  judgePending: 'livingMemory.judgePending',
+  settleCandidate: 'livingMemory.settleCandidate',
 } as const;
 
 export type ServerCommandKey = keyof typeof SERVER_COMMANDS;
@@ -127,9 +129,21 @@ export interface ForgetArgs extends FolderArg {
 }
 
 export interface ContradictionsArgs extends FolderArg {
-  /** `review` (the default): open and suspected ones. */
-  status?: 'review' | ContradictionStatus | 'all';
+  /** `review` (the default): open and suspected ones; `pending`: candidate pairs no judge read yet. */
+  status?: 'review' | ContradictionStatus | 'pending' | 'all';
   limit?: number;
+}
+
+export interface JudgePendingArgs extends FolderArg {
+  /** Pairs put to the judge at most (1–50; default: a few for the editor's models). */
+  limit?: number;
+}
+
+/** A person's verdict on a candidate pair (`id`: its id in the `pending` list). */
+export interface SettleCandidateArgs extends FolderArg {
+  id: number;
+  conflict: boolean;
+  note?: string;
 }
 
 export interface ResolveContradictionArgs extends FolderArg {
@@ -327,7 +341,8 @@ export interface Contradiction {
   id: number;
   a: ContradictionSide | null;
   b: ContradictionSide | null;
-  status: ContradictionStatus;
+  /** `pending`: a candidate pair from the `pending` list (its id is the candidate's). */
+  status: ContradictionStatus | 'pending';
   resolution: Resolution | null;
   note: string | null;
   reason: string | null;
@@ -335,6 +350,22 @@ export interface Contradiction {
   detectedAt: number;
   resolvedAt: number | null;
   mergedId?: number | null;
+}
+
+/** One run of the chain of judges over the waiting pairs (`by`: null when none could judge). */
+export interface JudgeRunResult {
+  by: 'endpoint' | 'editor-models' | 'mcp-sampling' | null;
+  opened: number[];
+  conflicts: number;
+  compatible: number;
+  unanswered: number;
+  left: number;
+}
+
+export interface SettledCandidate {
+  candidate: number;
+  conflict: boolean;
+  contradiction: number | null;
 }
 
 export interface ContradictionsResult {

@@ -33,7 +33,7 @@ export const SERVER_SETTING_KEYS = [
 ] as const;
 
 /** Keys only the extension reads (how to launch and install the server). */
-export const EXTENSION_SETTING_KEYS = ['python', 'serverInstallSource'] as const;
+export const EXTENSION_SETTING_KEYS = ['python', 'serverInstallSource', 'judge.useEditorModels', 'judge.modelFamily'] as const;
 
 export type ServerSettingKey = (typeof SERVER_SETTING_KEYS)[number];
 export type ExtensionSettingKey = (typeof EXTENSION_SETTING_KEYS)[number];

@@ -1,6 +1,7 @@
 /**
  * The "Living Memory" view in the explorer: the current context grouped by tier, the
- * contradictions to review (open ones, then suspected ones, marked), and the memories awaiting
+ * contradictions to review (open ones, then suspected ones, marked), the candidate pairs that
+ * wait for a judge (apart: they are not contradictions yet), and the memories awaiting
  * review before they are shared with the team (approve / edit / reject inline). Items open
  * their full text.
  */
@@ -12,6 +13,7 @@ import { TIERS } from '../protocol/notifications';
 import type { ContextItem, ContextUpdatedParams, Tier } from '../protocol/notifications';
 import type { ContextStore } from '../view/contextStore';
 import { contradictionCounts, contradictionLabel, formatTokens, kindIcon, TIER_TITLES } from '../view/format';
+import { pendingCount, pendingLabel, pendingTooltip } from '../view/pending';
 import { reviewDescription, reviewLabel, reviewTooltip } from '../view/review';
 import { activeFileUri } from './common';
 
@@ -20,6 +22,8 @@ type Node =
   | { type: 'item'; item: ContextItem; folder: string }
   | { type: 'contradictions'; list: Contradiction[]; folder: string }
   | { type: 'contradiction'; contradiction: Contradiction; folder: string }
+  | { type: 'pendingPairs'; list: Contradiction[]; folder: string }
+  | { type: 'pendingPair'; contradiction: Contradiction; folder: string }
   | { type: 'reviews'; list: ReviewItem[]; folder: string }
   | { type: 'review'; item: ReviewItem; folder: string }
   | { type: 'stale'; list: StaleMemory[]; folder: string }
@@ -29,7 +33,9 @@ type Node =
 
 export class MemoryView implements vscode.TreeDataProvider<Node>, vscode.Disposable {
   private readonly changeEmitter = new vscode.EventEmitter<Node | undefined>();
-  private contradictions: { folder: string; list: Contradiction[]; stale: StaleMemory[] } | undefined;
+  private contradictions:
+    | { folder: string; list: Contradiction[]; stale: StaleMemory[]; pending: Contradiction[] }
+    | undefined;
   private reviews: { folder: string; list: ReviewItem[] } | undefined;
   private readonly view: vscode.TreeView<Node>;
   private readonly disposables: { dispose(): unknown }[] = [];
@@ -67,7 +73,13 @@ export class MemoryView implements vscode.TreeDataProvider<Node>, vscode.Disposa
     if (this.view.visible && update && this.manager.state === 'running') {
       try {
         const result = await this.manager.api.contradictions({ status: 'review', folder: update.folder });
-        this.contradictions = { folder: update.folder, list: result.contradictions, stale: result.stale ?? [] };
+        const pending = await this.manager.api.contradictions({ status: 'pending', folder: update.folder });
+        this.contradictions = {
+          folder: update.folder,
+          list: result.contradictions,
+          stale: result.stale ?? [],
+          pending: pending.contradictions,
+        };
       } catch (e) {
         this.manager.log.warn(`listing contradictions failed: ${String(e)}`);
       }
@@ -107,6 +119,9 @@ export class MemoryView implements vscode.TreeDataProvider<Node>, vscode.Disposa
       const roots: Node[] = TIERS.map((tier) => ({ type: 'tier', tier, update }));
       if (this.contradictions && this.contradictions.folder === update.folder) {
         roots.push({ type: 'contradictions', list: this.contradictions.list, folder: update.folder });
+        if (this.contradictions.pending.length > 0) {
+          roots.push({ type: 'pendingPairs', list: this.contradictions.pending, folder: update.folder });
+        }
         if (this.contradictions.stale.length > 0) {
           roots.push({ type: 'stale', list: this.contradictions.stale, folder: update.folder });
         }
@@ -129,6 +144,8 @@ export class MemoryView implements vscode.TreeDataProvider<Node>, vscode.Disposa
           : node.list.map((item) => ({ type: 'review', item, folder: node.folder }));
       case 'stale':
         return node.list.map((memory) => ({ type: 'staleMemory', memory, folder: node.folder }));
+      case 'pendingPairs':
+        return node.list.map((contradiction) => ({ type: 'pendingPair', contradiction, folder: node.folder }));
       default:
         return [];
     }
@@ -201,6 +218,34 @@ export class MemoryView implements vscode.TreeDataProvider<Node>, vscode.Disposa
           title: 'Resolve',
           arguments: [{ id: c.id, folder: node.folder }],
         };
+        return item;
+      }
+      case 'pendingPairs': {
+        const item = new vscode.TreeItem('Candidate contradictions', vscode.TreeItemCollapsibleState.Collapsed);
+        item.description = pendingCount(node.list);
+        item.tooltip =
+          'Memories on one subject that may contradict each other: a judge (the configured model or the ' +
+          'editor’s language models) or you decide. Never shown in a context while they wait.';
+        item.iconPath = new vscode.ThemeIcon('question');
+        item.contextValue = 'pendingPairs';
+        item.id = 'pendingPairs';
+        return item;
+      }
+      case 'pendingPair': {
+        const c = node.contradiction;
+        const item = new vscode.TreeItem(pendingLabel(c), vscode.TreeItemCollapsibleState.None);
+        item.description = 'waiting for a judge';
+        item.tooltip = pendingTooltip(c);
+        item.iconPath = new vscode.ThemeIcon('circle-outline');
+        item.contextValue = 'pendingPair';
+        item.id = `pending:${c.id}`;
+        if (c.b) {
+          item.command = {
+            command: COMMANDS.openMemory.id,
+            title: 'Open Memory',
+            arguments: [{ id: c.b.id, folder: node.folder }],
+          };
+        }
         return item;
       }
       case 'reviews': {

@@ -33,7 +33,8 @@ export function refFrom(arg: unknown): Ref | undefined {
     return { id: item.id, folder: folderOf(value) };
   }
   const contradiction = record(value.contradiction);
-  if (value.type === 'contradiction' && contradiction && typeof contradiction.id === 'number') {
+  const pairNode = value.type === 'contradiction' || value.type === 'pendingPair';
+  if (pairNode && contradiction && typeof contradiction.id === 'number') {
     return { id: contradiction.id, folder: folderOf(value) };
   }
   return undefined;

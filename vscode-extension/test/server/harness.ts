@@ -97,6 +97,8 @@ export interface StartOptions {
   realModel?: boolean;
   python?: string;
   env?: Record<string, string>;
+  /** Sent as the client's `experimental` capabilities (what the extension's features announce). */
+  experimental?: Record<string, unknown>;
 }
 
 export class TestServer {
@@ -268,6 +270,7 @@ export async function startServer(options: StartOptions): Promise<TestServer> {
         workspace: { configuration: true, workspaceFolders: true, didChangeConfiguration: {} },
         window: { workDoneProgress: true, showMessage: {} },
         textDocument: { synchronization: { didSave: true } },
+        ...(options.experimental ? { experimental: options.experimental } : {}),
       },
     }),
     30_000,
