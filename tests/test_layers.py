@@ -63,6 +63,7 @@ KNOWN_CYCLES = [
         "server.features.documents",
         "server.features.idle",
         "server.features.injection",
+        "server.features.judge",
         "server.features.lifecycle",
         "server.features.maintenance",
         "server.features.memory",
