@@ -2,6 +2,7 @@
 
     python -m bench.bench_contradictions [--embedder real|hashing] [--no-stores] [--sample 12]
                                          [--split tune|heldout|fresh|unseen|all] [--oracle]
+                                         [--host-oracle] [--llm]
 
 1. ``bench/data/contradiction_pairs.json``: every pair's two texts become memories of one
    real temporary store (kinds, times and record numbers as ingestion would give them); the
@@ -28,11 +29,16 @@
    judge is :func:`predictive.llm_judge.scanner_judge` over an OpenAI-protocol client) against
    a local scripted server that answers from the labels (``tests/llm_server.py``): what any
    competent model can reach with these candidates. Written apart (``contradictions-oracle``).
+   With ``--host-oracle``: the scan runs without a judge (every candidate waits, as in an
+   editor with no endpoint), then the waiting pairs go to the chain of judges with the
+   editor's models offered (:mod:`predictive.judges`, a few pairs a run) and the host's model
+   answers from the labels (``contradictions-host-oracle``).
 4. With ``--llm`` and a model configured as the CLI's (``LIVING_MEMORY_LLM_URL``, ``_MODEL``…):
    the labelled pairs once more with the model as the scanner's judge, written apart.
 
 Results: ``bench/results/contradictions.json`` (``contradictions-llm.json`` with ``--llm``,
-``contradictions-oracle.json`` with ``--oracle``).
+``contradictions-oracle.json`` with ``--oracle``, ``contradictions-host-oracle.json`` with
+``--host-oracle``).
 """
 
 from __future__ import annotations
@@ -179,11 +185,12 @@ def score(
     }
 
 
-def labelled(embedder_name: str, judge: Any = None) -> dict[str, Any]:
+def labelled(embedder_name: str, judge: Any = None, then: Any = None) -> dict[str, Any]:
     """The labelled pairs scanned one memory at a time, as each write scans what it added
-    (with ``judge``: it has the last word on what the rules find and reads the candidates)."""
+    (with ``judge``: it has the last word on what the rules find and reads the candidates;
+    ``then(store)`` runs after the scan, before the count)."""
     from predictive.conflicts import scan_and_record
-    from storage import MemoryStore
+    from storage import ContradictionStatus, MemoryStore
 
     pairs = load_pairs("all")
     with tempfile.TemporaryDirectory() as tmp:
@@ -195,7 +202,13 @@ def labelled(embedder_name: str, judge: Any = None) -> dict[str, Any]:
             t0 = time.perf_counter()
             scan_and_record(store, [mid], judge=judge)
             times.append(time.perf_counter() - t0)
-        opened = {(c.memory_a, c.memory_b): c for c in store.contradictions.query(None)}
+        if then is not None:
+            then(store)
+        opened = {  # a contradiction a judge dismissed is no finding
+            (c.memory_a, c.memory_b): c
+            for c in store.contradictions.query(None)
+            if c.status is not ContradictionStatus.DISMISSED
+        }
         proposed = {
             (min(a, b), max(a, b))
             for a, b in store.conn.execute("SELECT older, newer FROM conflict_candidates")
@@ -518,6 +531,52 @@ def with_oracle(embedder_name: str, split: str) -> int:
     return 0
 
 
+def with_host_oracle(embedder_name: str, split: str) -> int:
+    """The labelled pairs scanned without a judge (the candidates wait, as in an editor with no
+    endpoint configured), then the waiting pairs put to the chain of judges
+    (:mod:`predictive.judges`) with the editor's models offered — a host's model that answers
+    from the labels — a few pairs a run, as the language server asks them."""
+    from predictive import judges
+    from predictive.llm import LlmClient
+    from predictive.llm_config import LlmConfig
+
+    reply = oracle_reply(load_pairs("all"))
+    calls = runs = 0
+
+    def send(messages: list[dict[str, str]], max_tokens: int) -> str:
+        nonlocal calls
+        calls += 1
+        return str(reply({"messages": messages}))
+
+    config = LlmConfig(max_calls_per_run=100_000, max_tokens_per_run=10**9)
+    config = dataclasses.replace(config, max_tokens_per_day=10**9)
+
+    def judge_all(store: Any) -> None:
+        nonlocal runs
+        while True:
+            client = LlmClient(config, store=store, send=send, host=judges.EDITOR)
+            run = judges.judge_waiting_pairs(store, judges.Choice(judges.EDITOR, client))
+            runs += 1
+            if run.left == 0 or run.judged.conflicts + run.judged.compatible == 0:
+                return
+
+    log("judge: the editor's models relay (predictive.judges), answering from the labels")
+    result = labelled(embedder_name, then=judge_all)
+    _log_labelled(result, split)
+    log(f"judge calls: {calls} in {runs} runs of at most {judges.HOST_PAIRS} pairs")
+    write_result(
+        "contradictions-host-oracle",
+        {
+            "machine": machine(),
+            "embedder": embedder_name,
+            "judgeCalls": calls,
+            "judgeRuns": runs,
+            "labelled": result,
+        },
+    )
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--embedder", default="real", choices=("real", "hashing"))
@@ -533,9 +592,16 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument(
         "--oracle", action="store_true", help="the labelled pairs with a judge that knows them"
     )
+    ap.add_argument(
+        "--host-oracle",
+        action="store_true",
+        help="the labelled pairs left pending, then judged by a host's model that knows them",
+    )
     args = ap.parse_args(argv)
     m = machine()
     log(machine_line(m))
+    if args.host_oracle:
+        return with_host_oracle(args.embedder, args.split)
     if args.oracle:
         return with_oracle(args.embedder, args.split)
     if args.llm:

@@ -19,6 +19,7 @@ from predictive.llm import LlmClient, Send, client_for
 from predictive.llm_config import configured
 from predictive.llm_judge import PURPOSE, scanner_judge
 from storage import conflict_candidates as candidates
+from storage.models import ContradictionStatus
 from storage.repository import MemoryStore
 
 ENDPOINT = "endpoint"
@@ -101,6 +102,12 @@ class JudgeRun:
         return {"by": self.by, **self.judged.to_dict(), "left": self.left}
 
 
+def waiting(store: MemoryStore) -> int:
+    """Pairs that wait for a judge: candidate pairs, and contradictions only suspected."""
+    suspected = len(store.contradictions.query(ContradictionStatus.SUSPECTED))
+    return candidates.count_pending(store) + suspected
+
+
 def judge_waiting_pairs(
     store: MemoryStore,
     choice: Choice | None,
@@ -111,7 +118,7 @@ def judge_waiting_pairs(
     """The waiting pairs, best first, put to ``choice``: every pair for the endpoint, at
     most :data:`HOST_PAIRS` (and :data:`HOST_SECONDS`) for a host's model, unless given."""
     if choice is None:
-        return JudgeRun(None, Judged(), candidates.count_pending(store))
+        return JudgeRun(None, Judged(), waiting(store))
     host = choice.name != ENDPOINT
     judge = scanner_judge(choice.client)
     assert judge is not None  # a client is there
@@ -121,7 +128,7 @@ def judge_waiting_pairs(
         limit=limit if limit is not None else (HOST_PAIRS if host else 1000),
         seconds=seconds if seconds is not None else (HOST_SECONDS if host else None),
     )
-    return JudgeRun(choice.name, done, candidates.count_pending(store))
+    return JudgeRun(choice.name, done, waiting(store))
 
 
 @dataclass(frozen=True)

@@ -532,7 +532,7 @@ class LlmClient:
                 text = send(messages, self.settings.max_output_tokens)
                 if not isinstance(text, str):
                     raise ValueError("no text in the answer")
-            except (HostUnavailable, TimeoutError, OSError, ValueError) as e:
+            except Exception as e:  # whatever the host's failure, the pair waits
                 shared.breaker.failure()
                 with self._lock:
                     self._run_tokens -= reserved

@@ -160,8 +160,8 @@ def test_a_host_is_asked_about_a_few_pairs_a_run(store: MemoryStore) -> None:
             store, f"We moved off PostgreSQL {i}: MySQL is primary for service {i}", 2 * i + 1
         )
         scan_and_record(store, [old, new])
-    waiting = len(candidates.pending(store))
-    assert waiting > judges.HOST_PAIRS
+    waiting = judges.waiting(store)
+    assert len(candidates.pending(store)) > judges.HOST_PAIRS
     host = Host()
     judges.offer(judges.SAMPLING, host)
     run = judges.judge_waiting_pairs(store, judges.choose(store))
@@ -232,3 +232,23 @@ def test_consolidation_asks_an_offered_host_when_no_endpoint_judges(store: Memor
     (c,) = store.contradictions.query(ContradictionStatus.OPEN)
     assert {c.memory_a, c.memory_b} == {old, new}
     assert candidates.pending(store) == []
+
+
+def test_a_judge_has_the_last_word_on_what_the_rules_only_suspected(store: MemoryStore) -> None:
+    kept = "Never log request bodies"
+    dropped = "We log request bodies at debug level"
+    found = "Use tabs for indentation"
+    later = "Use spaces for indentation, never tabs"
+    ids = [put(store, text, day) for day, text in enumerate((kept, dropped, found, later))]
+    for i in ids:
+        store.contradictions.add(i, ids[(ids.index(i) + 1) % 4], reason="rules", status="suspected")
+    suspected = store.contradictions.query(ContradictionStatus.SUSPECTED)
+    assert len(suspected) == 4
+    host = Host({frozenset((found, later))})
+    judges.offer(judges.EDITOR, host)
+    run = judges.judge_waiting_pairs(store, judges.choose(store), limit=10)
+    assert (run.judged.conflicts, run.judged.compatible, run.left) == (1, 3, 0)
+    (c,) = store.contradictions.query(ContradictionStatus.OPEN)
+    assert {c.memory_a, c.memory_b} == {ids[2], ids[3]} and run.judged.opened == [c.id]
+    assert c.note is not None and c.note.startswith("confirmed")
+    assert len(store.contradictions.query(ContradictionStatus.DISMISSED)) == 3

@@ -488,14 +488,22 @@ def judge_waiting(
     limit: int = 1000,
     seconds: float | None = WRITE_SCAN_SECONDS,
 ) -> Judged:
-    """Put at most ``limit`` candidate pairs that wait (best first) to ``judge`` until
-    ``seconds`` have passed; a verdict is remembered, a conflict recorded; a pair the judge
-    cannot answer now keeps waiting."""
+    """Put at most ``limit`` pairs that wait to ``judge`` until ``seconds`` have passed: the
+    candidate pairs (best first), then the contradictions the local rules only suspected (the
+    judge has the last word on those, as it has during a scan: confirmed open, or dismissed).
+    A verdict is remembered, a conflict recorded; a pair the judge cannot answer now keeps
+    waiting."""
     t0 = time.monotonic()
     out = Judged()
+    asked = 0
+
+    def more() -> bool:
+        return asked < limit and (seconds is None or time.monotonic() - t0 <= seconds)
+
     for row in candidates.pending(store, limit=limit):
-        if seconds is not None and time.monotonic() - t0 > seconds:
+        if not more():
             break
+        asked += 1
         pair = store.get_many([row.older, row.newer])
         if len(pair) != 2:
             continue
@@ -509,6 +517,23 @@ def judge_waiting(
             out.opened += record(store, [conflict])
         else:
             out.compatible += 1
+    for suspected in store.contradictions.query(ContradictionStatus.SUSPECTED):
+        if not more():
+            break
+        pair = store.get_many([suspected.memory_a, suspected.memory_b])
+        if len(pair) != 2:
+            continue
+        asked += 1
+        conflict = _judge(pair[0], pair[1], judge)
+        if conflict is None:
+            out.unanswered += 1
+        elif conflict.type:
+            out.conflicts += 1
+            store.contradictions.confirm(suspected.id, f"by a judge: {conflict.reason}")
+            out.opened.append(suspected.id)
+        else:
+            out.compatible += 1
+            store.contradictions.dismiss(suspected.id, "a judge found no conflict")
     return out
 
 

@@ -131,12 +131,13 @@ export async function answerJudge(params: unknown, deps: JudgeDeps): Promise<Jud
     return { declined: 'a malformed judge request' };
   }
   try {
-    if (!(await deps.consent())) {
-      return { declined: "the user has not allowed the editor's language models (livingMemory.judge.useEditorModels)" };
-    }
+    // a model first (no prompt in an editor without one), then the user's consent
     const model = await deps.selectModel();
     if (!model) {
       return { declined: 'the editor has no language model' };
+    }
+    if (!(await deps.consent())) {
+      return { declined: "the user has not allowed the editor's language models (livingMemory.judge.useEditorModels)" };
     }
     const text = chatText(params);
     if (model.maxInputTokens > 0 && text.length / CHARS_PER_TOKEN > model.maxInputTokens) {

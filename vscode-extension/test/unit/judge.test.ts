@@ -77,17 +77,24 @@ describe('answerJudge', () => {
     assert.deepEqual(model.justifications, [JUSTIFICATION]);
   });
 
-  test('without consent the model is never chosen nor asked', async () => {
-    let selected = 0;
-    const reply = await answerJudge(params, {
-      consent: () => Promise.resolve(false),
-      selectModel: () => {
-        selected++;
-        return Promise.resolve(fakeModel('{}'));
-      },
-    });
+  test('without consent the model is never asked', async () => {
+    const model = fakeModel('{"verdict": "compatible", "reason": "both hold", "confidence": 1}');
+    const reply = await answerJudge(params, { consent: () => Promise.resolve(false), selectModel: () => Promise.resolve(model) });
     assert.ok('declined' in reply && /not allowed/.test(reply.declined));
-    assert.equal(selected, 0);
+    assert.deepEqual(model.sent, []);
+  });
+
+  test('an editor without a model never asks the user', async () => {
+    let prompts = 0;
+    const reply = await answerJudge(params, {
+      consent: () => {
+        prompts++;
+        return Promise.resolve(true);
+      },
+      selectModel: () => Promise.resolve(undefined),
+    });
+    assert.ok('declined' in reply && /no language model/.test(reply.declined));
+    assert.equal(prompts, 0);
   });
 
   test('declines with a reason: no model, a failing model, no JSON, too long, malformed', async () => {
@@ -106,7 +113,7 @@ describe('answerJudge', () => {
   });
 
   test('a consent prompt that fails is a refusal, not an error', async () => {
-    const reply = await answerJudge(params, { consent: () => Promise.reject(new Error('no window')), selectModel: () => Promise.resolve(undefined) });
+    const reply = await answerJudge(params, { consent: () => Promise.reject(new Error('no window')), selectModel: () => Promise.resolve(fakeModel('{}')) });
     assert.ok('declined' in reply && /no window/.test(reply.declined));
   });
 
