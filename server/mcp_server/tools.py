@@ -424,7 +424,8 @@ def register(app: MCPServer, backend: Backend) -> None:  # noqa: C901
         """Pairs of memories that contradict each other, both sides cited, each with its
         status: open (strong evidence or confirmed), suspected (a weak local finding, never
         shown in a context until confirmed); ``review`` (default) lists both; ``pending``:
-        candidate pairs on one subject that wait for a judge."""
+        candidate pairs on one subject that wait for a judge (``judge_pending`` asks your
+        model about them)."""
 
         def work(store: MemoryStore) -> dict[str, Any]:
             out = ops.contradictions(store, ContradictionsArgs(status, limit)).to_dict()
