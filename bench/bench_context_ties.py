@@ -156,8 +156,8 @@ def tied(memory: Any, facts: Any) -> bool:
 
 
 def measure(name: str, root: Path, embedder: str, n_files: int, chats: bool) -> dict[str, Any]:
-    from predictive.derive import derive_file
     from predictive.engine import ContextEngine, ContextRequest
+    from predictive.file_facts import derive_file
     from predictive.ingest import run
     from predictive.tokens import count_tokens
     from storage import MemoryStore

@@ -21,8 +21,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 
-from predictive.derive import error_signature
 from predictive.extract import Candidate, convention_confidence, file_anchors, paths_in
+from predictive.file_facts import error_signature
 from predictive.mentions import is_tool_output
 from storage.models import Anchor, AnchorType, Kind, NewMemory
 from storage.redact import redact

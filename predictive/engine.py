@@ -20,8 +20,8 @@ from predictive.categories import area_renderings, areas_for_path
 from predictive.chat_excerpts import Said, what_was_said
 from predictive.compress import Compressor, DeterministicCompressor
 from predictive.consolidation.serving import cap_renderings, serving_level
-from predictive.derive import FileFacts, branch_tokens, derive_file, error_signature
 from predictive.excerpts import FileTerms, excerpt, file_terms, without_testing
+from predictive.file_facts import FileFacts, branch_tokens, derive_file, error_signature
 from predictive.glob_breadth import AREA_SHARE, GlobBreadth, glob_weight
 from predictive.globs import glob_match, specificity
 from predictive.open_file import is_the_open_file
@@ -37,7 +37,7 @@ from predictive.render import (
     title,
     topic_renderings,
 )
-from predictive.restated import restated
+from predictive.restatements import restated
 from predictive.retrieval import label_of
 from predictive.rule_topics import TOPIC_MIN, RuleIndex, binding
 from predictive.scoring import HybridScorer

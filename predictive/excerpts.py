@@ -14,7 +14,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 
-from predictive.derive import FileFacts
+from predictive.file_facts import FileFacts
 
 _DEFINED = re.compile(
     r"^[ \t]*(?:async[ \t]+)?(?:def|class|fn|func|function|struct|enum|trait|interface|type)"

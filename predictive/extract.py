@@ -14,7 +14,7 @@ from datetime import datetime, timezone
 from functools import lru_cache
 
 from predictive.commit_noise import meaningful_body
-from predictive.derive import FileFacts, derive_file, error_signature
+from predictive.file_facts import FileFacts, derive_file, error_signature
 from storage.models import Anchor, AnchorType, Artifact, Kind, NewMemory
 from storage.redact import redact
 from storage.sources.records import Commit, DecisionRecord, RuleFile, RuleItem

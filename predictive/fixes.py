@@ -21,8 +21,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from predictive.derive import error_signature, language_for
 from predictive.extract import solution_from_error
+from predictive.file_facts import error_signature, language_for
 from predictive.signals import Diagnostic
 from storage import InvalidInput, MemoryStore
 

@@ -2,7 +2,7 @@
 
 Each concern has its own part, reached from the store: ``store.graph``, ``store.contradictions``,
 ``store.usage``, ``store.categories``, ``store.levels``, ``store.embeddings``, ``store.cursors``,
-``store.locks``, ``store.citations``.
+``store.locked_contexts``, ``store.citations``.
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ from storage.errors import InvalidInput, NotFound
 from storage.graph import Graph
 from storage.levels import Levels
 from storage.llm_records import LlmRecords
-from storage.locks import LockStore
+from storage.locked_contexts import LockedContextStore
 from storage.memory_vectors import Embeddings
 from storage.models import (
     Anchor,
@@ -254,7 +254,7 @@ class MemoryStore:
         self.levels = Levels(self)
         self.embeddings = Embeddings(self)
         self.cursors = Cursors(self)
-        self.locks = LockStore(self)
+        self.locked_contexts = LockedContextStore(self)
         self.llm = LlmRecords(self)
         self.shared = SharedFiles(self)
         self.citations = Citations(self)

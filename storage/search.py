@@ -12,9 +12,9 @@ import numpy as np
 
 from storage.errors import InvalidInput
 from storage.models import Memory
+from storage.neighbours import with_context
 from storage.repository import MemoryFilter, MemoryStore
 from storage.text import fts_or, fts_phrase, fts_terms
-from storage.threads import with_context
 
 log = logging.getLogger(__name__)
 
@@ -201,7 +201,7 @@ def search(
     ``min_similarity`` drops vector candidates less similar than that (noise in small stores).
     ``loader`` fetches memories by id in place of the store (a caller's cache).
     ``context``: in hybrid search with weighted fusion, a message of a conversation thread is
-    scored with its neighbouring messages too (:mod:`storage.threads`); keyword and vector
+    scored with its neighbouring messages too (:mod:`storage.neighbours`); keyword and vector
     search return what matched by themselves.
     """
     if mode not in MODES:

@@ -16,11 +16,11 @@ from typing import Any
 import numpy as np
 
 from storage.errors import InvalidInput
+from storage.neighbours import Key, rescore
 from storage.repository import MemoryStore
 from storage.search import DEFAULT_ALPHA, MIN_SIMILARITY, fuse
 from storage.sessions import Message, Session, SessionStore, sessions_of
 from storage.text import fts_or, fts_terms
-from storage.threads import Key, rescore
 
 MODES = ("hybrid", "keyword", "vector")
 # bm25 weights of sessions_fts: title, summary, identifier terms, the messages themselves
@@ -189,7 +189,7 @@ def _with_context(
     qv: np.ndarray | None,
 ) -> list[tuple[int, float, dict[str, float]]]:
     """A message (or passage) scored with the messages just before and after it in its
-    session (:mod:`storage.threads`): a reply is found through the question it answers."""
+    session (:mod:`storage.neighbours`): a reply is found through the question it answers."""
     conn = sessions.store.conn
     head = _UNIT_POSITION[unit]
     alias = "m" if unit == "messages" else "p"

@@ -1,5 +1,6 @@
-"""What the parts of the store (graph, usage, levels, locks, …) see of :class:`MemoryStore`:
-narrow protocols, so that the parts need not import the store that builds them."""
+"""What the parts of the store (graph, usage, levels, locked contexts, …) see of
+:class:`MemoryStore`: narrow protocols, so that the parts need not import the store that builds
+them."""
 
 from __future__ import annotations
 

@@ -7,7 +7,7 @@ import dataclasses
 from pathlib import Path
 from typing import Any
 
-from predictive.fit import tokens_of
+from predictive.fit_to_budget import tokens_of
 from predictive.render import title
 from server.mcp_server.shaping import (
     LABEL_ONLY,

@@ -36,6 +36,8 @@ def wire(result: Any) -> Any:
         (lambda: ops.SearchArgs("q", kinds=("fact",) * 100_000), "'kinds' has 100000 items"),
         (lambda: ops.SearchArgs("q" * 100_000), "'query' is 100000 characters"),
         (lambda: ops.ContextArgs("a" * 100_000), "'path' is 100000 characters; the limit"),
+        (lambda: ops.LockedContextArgs("n", level="all"), "level must be 'preview' or 'full'"),
+        (lambda: ops.LockedContextArgs("n", version=0), "'version' must be a positive"),
     ],
 )
 def test_a_bad_request_is_refused_when_it_is_built(build: Callable[[], Any], says: str) -> None:
@@ -70,6 +72,26 @@ def test_remember_superseding_a_missing_memory_names_the_argument_and_stores_not
         ops.remember(store, ops.RememberArgs("New rule", supersedes=99))
     assert e.value.argument == "supersedes" and "no memory #99" in e.value.message
     assert store.count() == 0
+
+
+def test_a_locked_context_keeps_its_versions_and_reads_back_at_two_levels(
+    store: MemoryStore,
+) -> None:
+    rule = store.add(NewMemory(text="Tokens MUST expire after one hour")).id
+    one = ops.lock(store, ops.LockArgs("auth", "Sessions live in Redis", tags=("auth",)))
+    same = ops.lock(store, ops.LockArgs("auth", "Sessions live in Redis", tags=("auth",)))
+    two = ops.lock(store, ops.LockArgs("auth", memory_ids=(rule,)))
+    assert (one.created, same.created, two.created) == (True, False, True)
+    assert "content" not in wire(two) and wire(two)["version"] == 2
+    newest = ops.locked_context(store, ops.LockedContextArgs("auth"))
+    first = ops.locked_context(store, ops.LockedContextArgs("auth", version=1, level="preview"))
+    assert newest.content is not None and "Tokens MUST expire" in newest.content
+    assert first.content is None and "content" not in wire(first)
+    assert wire(first)["versions"] == [1, 2] and wire(first)["level"] == "preview"
+    listed = wire(ops.locked_contexts(store, ops.LockedListArgs(tag="auth")))
+    assert listed["count"] == 0  # the newest version has no tags
+    listed = wire(ops.locked_contexts(store, ops.LockedListArgs()))
+    assert [(i["name"], i["versions"]) for i in listed["items"]] == [("auth", 2)]
 
 
 def test_search_serves_current_memories_unless_history_is_asked(store: MemoryStore) -> None:

@@ -6,7 +6,8 @@ from __future__ import annotations
 import pytest
 
 from predictive.ask import QuestionKind, ask, classify_question
-from predictive.locks import get_locked_context, lock_context, preview_of
+from predictive.locked_contexts import lock_context, preview_of
+from predictive.operations import LockedContextArgs, locked_context
 from storage import InvalidInput, Kind, MemoryStore, NewMemory
 
 
@@ -62,7 +63,7 @@ def test_a_lock_of_memories_holds_their_texts_and_a_preview(store: MemoryStore) 
     a = store.add(NewMemory(text="API tokens MUST expire after one hour")).id
     locked, _ = lock_context(store, "auth", memory_ids=[a])
     assert "API tokens MUST expire" in locked.content
-    assert get_locked_context(store, "auth", level="preview").get("content") is None
+    assert locked_context(store, LockedContextArgs("auth", level="preview")).content is None
 
 
 def test_a_preview_keeps_the_title_and_rule_lines() -> None:

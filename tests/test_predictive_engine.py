@@ -10,8 +10,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from predictive.budget import TIERS, BudgetConfig
-from predictive.derive import error_signature
 from predictive.engine import ContextEngine, ContextRequest
+from predictive.file_facts import error_signature
 from predictive.signals import Activity, Diagnostic
 from predictive.tokens import count_tokens
 from storage import Anchor, AnchorType, Artifact, Kind, MemoryStore, NewMemory
@@ -516,7 +516,7 @@ def test_what_a_better_memory_already_says_is_not_said_twice(store: MemoryStore)
 
 
 def test_restated_needs_most_of_a_text_and_a_real_text() -> None:
-    from predictive.restated import restated
+    from predictive.restatements import restated
 
     long = "cap the delay at thirty seconds and log every retry with its attempt number"
     assert restated([(1, long), (2, "note: " + long), (3, "up"), (4, "up")]) == {2}

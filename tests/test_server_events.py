@@ -27,7 +27,7 @@ from server_support import (
     uri,
 )
 
-from predictive.derive import error_signature
+from predictive.file_facts import error_signature
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 

@@ -22,7 +22,7 @@ from server_support import (
     uri,
 )
 
-from predictive.derive import error_signature
+from predictive.file_facts import error_signature
 from predictive.fixes import FixTracker, record_fix
 from predictive.signals import Diagnostic
 from storage import Anchor, AnchorType, MemoryStore

@@ -8,6 +8,7 @@ they convert their own spelling of requests and turn results to the wire form
 from predictive.operations.context import context_for_file, project_path
 from predictive.operations.contradictions import contradictions, resolve_contradiction
 from predictive.operations.errors import ArgumentError, Invalid
+from predictive.operations.locked_contexts import lock, locked_context, locked_contexts
 from predictive.operations.memory import (
     anchors_of,
     cite,
@@ -32,6 +33,9 @@ from predictive.operations.requests import (
     ForgetArgs,
     IdArgs,
     IngestArgs,
+    LockArgs,
+    LockedContextArgs,
+    LockedListArgs,
     RecallArgs,
     ReindexArgs,
     RelatedArgs,
@@ -43,7 +47,16 @@ from predictive.operations.requests import (
     SessionSearchArgs,
     ShareArgs,
 )
-from predictive.operations.results import Answer, Brief, Recalled, RecalledRelated, Result
+from predictive.operations.results import (
+    Answer,
+    Brief,
+    Locked,
+    LockedContexts,
+    LockedContextView,
+    Recalled,
+    RecalledRelated,
+    Result,
+)
 from predictive.operations.review import approve, edit, reject, review_list, share
 from predictive.operations.search import ask, search, search_sessions
 from predictive.operations.upkeep import consolidate, ingest, reindex, stats
@@ -63,6 +76,12 @@ __all__ = [
     "IdArgs",
     "IngestArgs",
     "Invalid",
+    "LockArgs",
+    "Locked",
+    "LockedContextArgs",
+    "LockedContextView",
+    "LockedContexts",
+    "LockedListArgs",
     "RecallArgs",
     "Recalled",
     "RecalledRelated",
@@ -89,6 +108,9 @@ __all__ = [
     "ignore",
     "ingest",
     "levels_of",
+    "lock",
+    "locked_context",
+    "locked_contexts",
     "memory_of",
     "project_path",
     "recall",

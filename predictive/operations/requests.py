@@ -365,3 +365,42 @@ class ShareArgs:
     shared_folder: str | None = None  # default: the front door's setting (.living-memory/shared)
     dry_run: bool = False
     folder: str | None = None
+
+
+@dataclass(frozen=True)
+class LockArgs:
+    """Lock ``content`` (or, without it, the full texts of ``memory_ids``) under ``name``."""
+
+    name: str
+    content: str | None = None
+    memory_ids: tuple[int, ...] = ()
+    tags: tuple[str, ...] = ()
+    note: str | None = None
+    source: str = "mcp"  # the front door that locked it
+    folder: str | None = None
+
+    def __post_init__(self) -> None:
+        _nonblank("source", self.source)
+
+
+@dataclass(frozen=True)
+class LockedContextArgs:
+    name: str
+    version: int | None = None  # default: the newest
+    level: Literal["preview", "full"] = "full"
+    folder: str | None = None
+
+    def __post_init__(self) -> None:
+        _positive("version", self.version)
+        if self.level not in ("preview", "full"):
+            raise Invalid("level must be 'preview' or 'full'")
+
+
+@dataclass(frozen=True)
+class LockedListArgs:
+    tag: str | None = None  # only the contexts with this tag
+    limit: int = 100
+    folder: str | None = None
+
+    def __post_init__(self) -> None:
+        _between("limit", self.limit, 1, 5000)

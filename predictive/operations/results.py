@@ -10,6 +10,7 @@ from typing import Any
 from predictive.categories import CategoryNode
 from predictive.retrieval import Found
 from storage import Memory
+from storage.locked_contexts import LockedContext, LockSummary
 
 
 def plain(value: Any) -> Any:
@@ -352,3 +353,50 @@ class Shared(Result):
     seconds: float
     dry_run: bool = False
     ignored_by_git: bool = False  # a .gitignore hides the folder: a commit would miss it
+
+
+@dataclass(frozen=True)
+class Locked(Result):
+    """The version locking wrote (or the newest one, when its content was the same: then
+    ``created`` is False), without its content."""
+
+    context: LockedContext
+    created: bool
+
+    def to_dict(self) -> dict[str, Any]:
+        out = self.context.to_dict()
+        out.pop("content")
+        out["created"] = self.created
+        return out
+
+
+@dataclass(frozen=True)
+class LockedContextView(Result):
+    """A version of a locked context at ``preview`` (no content) or ``full`` level, with the
+    numbers of all its versions, oldest first."""
+
+    context: LockedContext
+    level: str
+    versions: tuple[int, ...]
+
+    @property
+    def content(self) -> str | None:
+        return self.context.content if self.level == "full" else None
+
+    def to_dict(self) -> dict[str, Any]:
+        out = self.context.to_dict()
+        if self.level == "preview":
+            out.pop("content")
+        out["level"] = self.level
+        out["versions"] = list(self.versions)
+        return out
+
+
+@dataclass(frozen=True)
+class LockedContexts(Result):
+    """Every locked context's newest version (its preview), most recently locked first."""
+
+    items: tuple[LockSummary, ...]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"count": len(self.items), "items": [i.to_dict() for i in self.items]}

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from predictive.compress import fill_levels
-from predictive.fit import dumps, fit_items, tokens_of
+from predictive.fit_to_budget import dumps, fit_items, tokens_of
 from predictive.retrieval import Found
 from predictive.tokens import count_tokens
 from storage import Memory, MemoryStore, passages

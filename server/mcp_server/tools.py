@@ -1,6 +1,6 @@
-"""The MCP tools: thin wrappers that call the memory operations (``predictive.operations``,
-``predictive.ask``, ``predictive.locks``) on the store's worker thread, cite every item by id
-and provenance, and fit each result into its token budget.
+"""The MCP tools: thin wrappers that call the memory operations (``predictive.operations``) on
+the store's worker thread, cite every item by id and provenance, and fit each result into its
+token budget.
 
 Results are JSON with camelCase keys (``server.convert.to_wire``, as on the language server's
 wire), sent both as text and as structured content; the budget counts the text."""
@@ -20,7 +20,7 @@ from pydantic import Field
 from predictive import judges
 from predictive import operations as ops
 from predictive.citation import citation
-from predictive.fit import BudgetTooSmall, dumps, fit_items, fit_tree
+from predictive.fit_to_budget import BudgetTooSmall, dumps, fit_items, fit_tree
 from predictive.operations import ArgumentError, Invalid
 from predictive.tokens import count_tokens
 from server.convert import to_wire
@@ -137,6 +137,9 @@ def register(app: MCPServer, backend: Backend) -> None:  # noqa: C901
         ContextArgs,
         ContradictionsArgs,
         ExploreArgs,
+        LockArgs,
+        LockedContextArgs,
+        LockedListArgs,
         RecallArgs,
         RememberArgs,
         ResolveArgs,
@@ -369,16 +372,16 @@ def register(app: MCPServer, backend: Backend) -> None:  # noqa: C901
     ) -> CallToolResult:
         """Pin a named context; locking the same name again adds a version and keeps the
         old ones (the same content again adds nothing)."""
-        from predictive.locks import lock_context as lock
 
         def work(store: MemoryStore) -> dict[str, Any]:
-            locked, created = lock(
-                store, name, content or None, memory_ids=memory_ids, tags=tags, note=note or None
+            args = LockArgs(
+                name,
+                content or None,
+                memory_ids=tuple(memory_ids),
+                tags=tuple(tags),
+                note=note or None,
             )
-            out = locked.to_dict()
-            out.pop("content")
-            out["created"] = created
-            return fit_items(to_wire(out), budget)
+            return fit_items(to_wire(ops.lock(store, args)), budget)
 
         return _result(await _call(backend, work))
 
@@ -390,10 +393,9 @@ def register(app: MCPServer, backend: Backend) -> None:  # noqa: C901
         budget: Annotated[int, _budget(4000)] = 4000,
     ) -> CallToolResult:
         """A locked context by name (a version, or the newest) at preview or full level."""
-        from predictive.locks import get_locked_context as get
 
         def work(store: MemoryStore) -> dict[str, Any]:
-            out = get(store, name, version, level)
+            out = ops.locked_context(store, LockedContextArgs(name, version, level))
             return fit_items(to_wire(out), budget, texts=("content", "preview"))
 
         return _result(await _call(backend, work))
@@ -405,11 +407,10 @@ def register(app: MCPServer, backend: Backend) -> None:  # noqa: C901
         budget: Annotated[int, _budget(2000)] = 2000,
     ) -> CallToolResult:
         """Every locked context (newest version's preview, how many versions), newest first."""
-        from predictive.locks import list_locked_contexts as listing
 
         def work(store: MemoryStore) -> dict[str, Any]:
-            found = [s.to_dict() for s in listing(store, tag, limit)]
-            return fit_items(to_wire({"count": len(found), "items": found}), budget)
+            found = ops.locked_contexts(store, LockedListArgs(tag, limit))
+            return fit_items(to_wire(found), budget)
 
         return _result(await _call(backend, work))
 

@@ -11,13 +11,13 @@ from storage import InvalidInput, MemoryStore, NewMemory, NotFound
 
 
 def lock(store: MemoryStore, name: str, content: str, **kw: object) -> tuple[object, bool]:
-    return store.locks.lock(name, content, preview=content[:20], **kw)  # type: ignore[arg-type]
+    return store.locked_contexts.lock(name, content, preview=content[:20], **kw)  # type: ignore[arg-type]
 
 
 def test_a_new_lock_keeps_the_old_version(store: MemoryStore) -> None:
     lock(store, "auth", "JWT sessions")
     lock(store, "auth", "Cookie sessions")
-    locks = store.locks
+    locks = store.locked_contexts
     assert locks.get("auth").content == "Cookie sessions"
     assert locks.get("auth", 1).content == "JWT sessions"
     assert locks.versions("auth") == [1, 2]
@@ -34,10 +34,10 @@ def test_the_list_shows_each_name_once_with_its_newest_version(store: MemoryStor
     lock(store, "a", "one", tags=["x"])
     lock(store, "b", "two")
     lock(store, "a", "three", tags=["x"])
-    listed = {s.name: s for s in store.locks.list()}
+    listed = {s.name: s for s in store.locked_contexts.list()}
     assert set(listed) == {"a", "b"}
     assert (listed["a"].version, listed["a"].versions) == (2, 2)
-    assert [s.name for s in store.locks.list(tag="x")] == ["a"]
+    assert [s.name for s in store.locked_contexts.list(tag="x")] == ["a"]
 
 
 def test_secrets_are_redacted_before_storing(store: MemoryStore) -> None:
@@ -50,9 +50,9 @@ def test_secrets_are_redacted_before_storing(store: MemoryStore) -> None:
 def test_unknown_names_and_versions_say_what_exists(store: MemoryStore) -> None:
     lock(store, "auth", "JWT")
     with pytest.raises(NotFound, match="no locked context named 'nope'"):
-        store.locks.get("nope")
+        store.locked_contexts.get("nope")
     with pytest.raises(NotFound, match="no version 7"):
-        store.locks.get("auth", 7)
+        store.locked_contexts.get("auth", 7)
 
 
 def test_bad_input_is_refused_and_nothing_is_written(store: MemoryStore) -> None:
@@ -69,5 +69,5 @@ def test_locks_survive_reopening_the_database(db_path: Path, store: MemoryStore)
     lock(store, "pinned", "body", memory_ids=[mid])
     store.close()
     with MemoryStore(db_path) as again:
-        got = again.locks.get("pinned")
+        got = again.locked_contexts.get("pinned")
     assert got.memory_ids == (mid,)

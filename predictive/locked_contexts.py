@@ -1,16 +1,16 @@
-"""Locked contexts (seed 000): an agent pins a named context — text it wrote, or the memories
-it names — and reads it back by name at the preview or the full level; relocking keeps the old
-version."""
+"""Locked contexts: an agent pins a named context — text it wrote, or the memories it names —
+and reads it back by name at the preview or the full level; relocking keeps the old version.
+This module makes what is stored (the content of named memories, the preview); the typed
+operations are in :mod:`predictive.operations.locked_contexts`."""
 
 from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from typing import Any
 
 from predictive.tokens import truncate_to_tokens
 from storage import InvalidInput, MemoryStore
-from storage.locks import LockedContext, LockSummary
+from storage.locked_contexts import LockedContext
 from storage.redact import redact
 
 PREVIEW_TOKENS = 120
@@ -57,7 +57,7 @@ def lock_context(
             raise InvalidInput("give the content to lock, or the ids of memories to lock")
         content = _content_of(store, memory_ids)
     content = redact(content)  # before the preview is cut from it
-    return store.locks.lock(
+    return store.locked_contexts.lock(
         name,
         content,
         preview=preview_of(content),
@@ -66,26 +66,3 @@ def lock_context(
         note=note,
         source=source,
     )
-
-
-def get_locked_context(
-    store: MemoryStore, name: str, version: int | None = None, level: str = "full"
-) -> dict[str, Any]:
-    """A version of a locked context at ``preview`` or ``full`` level, with its history."""
-    if level not in ("preview", "full"):
-        raise InvalidInput("level must be 'preview' or 'full'")
-    locks = store.locks
-    lock = locks.get(name, version)
-    out = lock.to_dict()
-    if level == "preview":
-        out.pop("content")
-    out["level"] = level
-    out["versions"] = locks.versions(lock.name)
-    return out
-
-
-def list_locked_contexts(
-    store: MemoryStore, tag: str | None = None, limit: int = 100
-) -> list[LockSummary]:
-    """Every locked context's newest version, most recently locked first."""
-    return store.locks.list(tag=tag, limit=limit)

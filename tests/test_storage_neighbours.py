@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 
 from storage import Kind, MemoryFilter, MemoryStore, NewMemory, search
+from storage.neighbours import thread_position
 from storage.session_search import search_messages, search_passages
 from storage.sessions import SessionStore
 from storage.sources.records import ChatMessage, Conversation
-from storage.threads import thread_position
 
 T0 = 1_700_000_000.0
 

@@ -1,4 +1,4 @@
-"""Locked contexts (seed 000): a named piece of context pinned by an agent, kept in versions.
+"""Locked contexts: a named piece of context pinned by an agent, kept in versions.
 
 Locking again under a name adds a version; earlier versions are never changed or removed.
 Every text (name, content, preview, tags, note) is redacted before it is stored.
@@ -120,7 +120,7 @@ def _row(r: tuple[Any, ...]) -> LockedContext:
     )
 
 
-class LockStore:
+class LockedContextStore:
     """The locked contexts of one project's store (same database file, same connection)."""
 
     def __init__(self, store: StoreConn) -> None:

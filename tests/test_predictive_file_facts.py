@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from predictive.derive import (
+from predictive.file_facts import (
     FileFacts,
     branch_tokens,
     derive_file,

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from predictive.fit import BudgetTooSmall, fit_items, fit_tree, tokens_of
+from predictive.fit_to_budget import BudgetTooSmall, fit_items, fit_tree, tokens_of
 
 
 def items(n: int, words: int = 30) -> list[dict[str, Any]]:
