@@ -60,19 +60,20 @@ def _sizes(store: Any) -> dict[str, Any]:
 
 def measure(db: Path, repeat: int, label: str) -> dict[str, Any]:
     from predictive.categories import refresh_categories
+    from server.convert import to_wire
     from storage import Anchor, AnchorType, Kind, MemoryStore, NewMemory
 
     store = MemoryStore(db)
     try:
         t0 = time.perf_counter()
-        first = refresh_categories(store)
+        first = to_wire(refresh_categories(store))
         first_s = time.perf_counter() - t0
         unchanged = []
         for _ in range(repeat):
             t0 = time.perf_counter()
             r = refresh_categories(store)
             unchanged.append(time.perf_counter() - t0)
-            assert r["summarised"] == 0, r
+            assert r.summarised == 0, r
         # one new memory in the largest area each time
         area = store.conn.execute(
             "SELECT c.name FROM categories c JOIN category_members cm ON cm.category_id = c.id "
@@ -93,7 +94,7 @@ def measure(db: Path, repeat: int, label: str) -> dict[str, Any]:
             t0 = time.perf_counter()
             r = refresh_categories(store, full=full)
             incremental[full].append(time.perf_counter() - t0)
-            summarised[full].append(r["summarised"])
+            summarised[full].append(r.summarised)
         out = {
             "store": label,
             "first_refresh_s": round(first_s, 3),

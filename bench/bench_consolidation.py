@@ -126,6 +126,7 @@ def copy_store(src: Path, dst: Path) -> Path:
 
 def one_size(n: int, repeats: int, embedder: Any, seed: int) -> dict[str, Any]:
     from predictive.consolidate import run
+    from server.convert import to_wire
     from storage import MemoryStore
 
     cached, _ = build_store(n, seed, embedder)
@@ -147,13 +148,13 @@ def one_size(n: int, repeats: int, embedder: Any, seed: int) -> dict[str, Any]:
         db = copy_store(base.parent, work / f"run{r}")
         store = MemoryStore(db, embedder=embedder)
         t0 = time.perf_counter()
-        dry = run(store, options={"dryRun": True}, now=now)
+        dry = to_wire(run(store, options={"dryRun": True}, now=now))
         times["plan"].append(time.perf_counter() - t0)
         t0 = time.perf_counter()
-        out = run(store, now=now)
+        out = to_wire(run(store, now=now))
         times["apply"].append(time.perf_counter() - t0)
         t0 = time.perf_counter()
-        again = run(store, now=now + 3600)
+        again = to_wire(run(store, now=now + 3600))
         times["again"].append(time.perf_counter() - t0)
         counts = {
             "planned": dict(Counter(c["action"] for c in dry["changes"])),

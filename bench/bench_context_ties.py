@@ -168,7 +168,7 @@ def measure(name: str, root: Path, embedder: str, n_files: int, chats: bool) -> 
     store = MemoryStore(d / "memory.db", embedder=make_embedder(embedder))
     sources = ["git", "adr", "rules", *(["chats"] if chats else [])]
     t0 = time.perf_counter()
-    summary = run(store, root=root, options={"sources": sources})
+    summary = run(store, root=root, options={"sources": sources}).to_dict()
     store.embeddings.embed_pending()
     log(f"{name}: {summary['added']} memories in {time.perf_counter() - t0:.1f} s")
     engine = ContextEngine(store, root=root)

@@ -251,6 +251,7 @@ def cached_store(
 ) -> Path:
     """A store of ``root`` ingested once (``bench/.cache/contradictions-<name>-<embedder>``)."""
     from predictive.ingest import run
+    from server.convert import to_wire
     from storage import MemoryStore
 
     d = CACHE_DIR / f"contradictions-{name}-{embedder_name}"
@@ -259,7 +260,7 @@ def cached_store(
     log(f"{name}: ingesting {root} ({', '.join(sources)}) once into {d}")
     t0 = time.perf_counter()
     with MemoryStore(d / "memory.db", embedder=make_embedder(embedder_name)) as store:
-        summary = run(store, root=root, options={"sources": sources, "paths": paths or []})
+        summary = to_wire(run(store, root=root, options={"sources": sources, "paths": paths or []}))
         store.embeddings.embed_pending()
     summary["wallSeconds"] = round(time.perf_counter() - t0, 1)
     (d / "ingested.json").write_text(json.dumps(summary, indent=1))

@@ -142,6 +142,7 @@ def ingest(
     ws: Path, name: str, embedder_name: str, rebuild: bool
 ) -> tuple[Any, dict[str, Any] | None]:
     from predictive.ingest import run
+    from server.convert import to_wire
     from storage import MemoryStore
 
     emb = make_embedder(embedder_name)
@@ -156,7 +157,7 @@ def ingest(
     if not (d / "ingested.json").exists():
         log(f"{name}: ingesting (git, decision records, rules, chats)")
         t0 = time.perf_counter()
-        summary = run(store, root=ws, options={"sources": ["all"]})
+        summary = to_wire(run(store, root=ws, options={"sources": ["all"]}))
         store.embeddings.embed_pending()
         summary["wallSeconds"] = round(time.perf_counter() - t0, 1)
         (d / "ingested.json").write_text(json.dumps(summary, indent=1))

@@ -214,7 +214,7 @@ def main(argv: list[str] | None = None) -> int:  # noqa: C901
             opens += 1
         clock[0] += 60
         t1 = time.perf_counter()
-        out = consolidate(store, now=clock[0])
+        out = consolidate(store, now=clock[0]).to_dict()
         cons_times.append(time.perf_counter() - t1)
         for c in out["changes"]:
             totals[c["action"]] += 1
@@ -234,7 +234,7 @@ def main(argv: list[str] | None = None) -> int:  # noqa: C901
         clock[0] = when
         check("prefetch", case["id"], case["needed"])
     clock[0] = end
-    out = consolidate(store, now=end)
+    out = consolidate(store, now=end).to_dict()
     for c in out["changes"]:
         totals[c["action"]] += 1
     for q in questions:

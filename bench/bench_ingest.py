@@ -88,7 +88,7 @@ def main(argv: list[str] | None = None) -> None:
             t0 = time.perf_counter()
             summary = run(
                 store, root=root, options={"sources": ["git", "adr", "rules"]}, progress=sample
-            )
+            ).to_dict()
             full_s.append(time.perf_counter() - t0)
             marks = sorted(rss)
             if marks:  # memory as the history grows: should stay flat
@@ -97,7 +97,7 @@ def main(argv: list[str] | None = None) -> None:
                 log(f"RSS (MB) by commits read: {growth[-1]}")
             added = {k: v["added"] for k, v in summary["sources"].items()}
             t0 = time.perf_counter()
-            again = run(store, root=root, options={"sources": ["git", "adr", "rules"]})
+            again = run(store, root=root, options={"sources": ["git", "adr", "rules"]}).to_dict()
             rerun_s.append(time.perf_counter() - t0)
             assert again["added"] == 0, again
             store.close()

@@ -212,6 +212,7 @@ def build_store(
 ) -> tuple[Path, dict[str, Any]]:
     """A store of these conversations built with ``predictive.ingest.run`` (cached)."""
     from predictive import ingest
+    from server.convert import to_wire
     from storage import MemoryStore
     from storage.sessions import SessionStore
 
@@ -234,12 +235,14 @@ def build_store(
 
     load0 = os.getloadavg()[0]
     t0 = time.perf_counter()
-    summary = ingest.run(
-        store,
-        root=partial,
-        options={"sources": ["chats"]},
-        conversations=convs,
-        progress=progress,
+    summary = to_wire(
+        ingest.run(
+            store,
+            root=partial,
+            options={"sources": ["chats"]},
+            conversations=convs,
+            progress=progress,
+        )
     )
     wall = time.perf_counter() - t0
     vi = store.vectors()

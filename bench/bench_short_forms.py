@@ -69,7 +69,7 @@ def ingest(db: Path, root: Path, options: dict[str, Any]) -> Any:
     from storage.repository import MemoryStore
 
     store = MemoryStore(db, embedder=HashingEmbedder(dim=384))
-    summary = run(store, root=root, options=options)
+    summary = run(store, root=root, options=options).to_dict()
     log(f"{db.stem}: {summary['added']} memories added ({root})")
     return store
 

@@ -135,7 +135,7 @@ def quality(requests: int) -> dict[str, Any]:
         t0 = time.perf_counter()
         verdicts = staleness.check(store, root)
         t_check = time.perf_counter() - t0
-        memories = summary["added"]
+        memories = summary.added
         log(
             f"{name}: {memories} memories ingested in {t_ingest:.1f}s (citations recorded), "
             f"{len(verdicts)} checked in {t_check:.1f}s"

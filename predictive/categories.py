@@ -32,6 +32,7 @@ from typing import Any
 from predictive.faithful import unsupported, words
 from predictive.llm import LlmClient, numbered
 from predictive.topics import is_topic_tag
+from predictive.upkeep_results import CategoriesRefreshed
 from storage import Level, MemoryStore
 from storage import category_sync as cs
 
@@ -373,7 +374,7 @@ def refresh_categories(  # noqa: C901
     dry_run: bool = False,
     full: bool = True,
     progress: Callable[[str], None] | None = None,
-) -> dict[str, Any]:
+) -> CategoriesRefreshed:
     """Bring the categories up to date and summarise again those whose members changed since
     their last summary; answers what it did (or, dry, would do).
 
@@ -387,13 +388,13 @@ def refresh_categories(  # noqa: C901
     same_format = state.get("format", "1") == str(SUMMARY_FORMAT)
     done_before = same_format and state.get("generation") == str(generation)
     if not dry_run and done_before and (not full or state.get("full") == "1"):
-        return {
-            "dryRun": False,
-            "unchanged": True,
-            "summarised": 0,
-            "llmSummaries": 0,
-            "seconds": round(time.perf_counter() - started, 3),
-        }
+        return CategoriesRefreshed(
+            dry_run=False,
+            unchanged=True,
+            summarised=0,
+            llm_summaries=0,
+            seconds=round(time.perf_counter() - started, 3),
+        )
     last_id = cs.last_memory_id(conn)
     after = int(state.get("lastId", "0") or 0)
     quick = not full and not dry_run and after > 0 and same_format
@@ -407,13 +408,13 @@ def refresh_categories(  # noqa: C901
         if dry_run:
             existing = {r.name: r for r in cs.rows(conn)}
             derived = {n for n, r in existing.items() if r.origin in cs.DERIVED}
-            return {
-                "dryRun": True,
-                "categories": len(derivation.wanted),
-                "wouldCreate": sorted(set(derivation.wanted) - set(existing))[:50],
-                "wouldDelete": sorted(derived - set(derivation.wanted))[:50],
-                "seconds": round(time.perf_counter() - started, 3),
-            }
+            return CategoriesRefreshed(
+                dry_run=True,
+                categories=len(derivation.wanted),
+                would_create=tuple(sorted(set(derivation.wanted) - set(existing))[:50]),
+                would_delete=tuple(sorted(derived - set(derivation.wanted))[:50]),
+                seconds=round(time.perf_counter() - started, 3),
+            )
         if progress:
             progress("categories: membership")
         report = cs.sync(conn, derivation.wanted, derivation.members)
@@ -492,18 +493,18 @@ def refresh_categories(  # noqa: C901
             "format": str(SUMMARY_FORMAT),
         },
     )
-    return {
-        "dryRun": False,
-        "full": not quick,
-        "categories": len(rows),
-        "created": report.created,
-        "deleted": report.deleted,
-        "membersAdded": report.added,
-        "membersRemoved": report.removed,
-        "summarised": written,
-        "llmSummaries": llm_used,
-        "seconds": round(time.perf_counter() - started, 3),
-    }
+    return CategoriesRefreshed(
+        dry_run=False,
+        full=not quick,
+        categories=len(rows),
+        created=report.created,
+        deleted=report.deleted,
+        members_added=report.added,
+        members_removed=report.removed,
+        summarised=written,
+        llm_summaries=llm_used,
+        seconds=round(time.perf_counter() - started, 3),
+    )
 
 
 # ---- reading: the tree, a memory's categories, a file's areas ------------------------------

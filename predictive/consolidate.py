@@ -19,11 +19,12 @@ then applies it step by step, each step in its own transaction(s):
   and what the scanner finds among the memories added since its last run (open on strong
   evidence, else suspected: see :mod:`predictive.conflicts`).
 
-``dryRun`` returns the plan and writes nothing. The answer keeps the summary counts
-(``levelsFilled``, ``decayUpdated``, ``similarLinked``, ``contradictionsOpened``,
-``contradictionsSuspected``, …) and lists
-every change under ``changes`` (action, ids, labels, reason). ``now`` (or ``options["now"]``,
-epoch seconds) is the time consolidation acts at; a replay passes a simulated clock.
+``dry_run`` returns the plan and writes nothing. The answer
+(:class:`~predictive.upkeep_results.Consolidated`) keeps the summary counts (``levels_filled``,
+``decay_updated``, ``similar_linked``, ``contradictions_opened``, ``contradictions_suspected``,
+…) and lists every change under ``changes`` (action, ids, labels, reason). ``now`` (or
+``options["now"]``, epoch seconds) is the time consolidation acts at; a replay passes a
+simulated clock.
 """
 
 from __future__ import annotations
@@ -56,6 +57,7 @@ from predictive.consolidation.usage import plan_reranking
 from predictive.llm import client_for
 from predictive.llm_compress import llm_compressor
 from predictive.llm_judge import scanner_judge
+from predictive.upkeep_results import Consolidated
 from storage import upkeep
 from storage.conflict_pairs import max_memory_id
 from storage.errors import InvalidInput
@@ -206,7 +208,7 @@ def run(
     options: dict[str, Any] | None = None,
     progress: Callable[..., None] | None = None,
     now: float | None = None,
-) -> dict[str, Any]:
+) -> Consolidated:
     """Consolidate ``store``; answer what was (or, dry, would be) done, change by change."""
     opts = options or {}
     dry = bool(opts.get("dry_run") or opts.get("dryRun"))
@@ -298,43 +300,42 @@ def run(
     similar = sum(1 for c in by_action["link"] if c.detail.get("edge") == "SIMILAR_TO")
     found = [store.contradictions.get(i).status for i in later]
     late_open = sum(1 for s in found if s is ContradictionStatus.OPEN)
-    return {
-        "dryRun": dry,
-        "levelsFilled": levels,
-        "decayUpdated": len(scores),
-        "similarLinked": similar,
-        "contradictionsOpened": sum(1 for c in by_action["contradiction"] if _opens(c)) + late_open,
-        "contradictionsSuspected": sum(1 for c in by_action["contradiction"] if not _opens(c))
+    return Consolidated(
+        dry_run=dry,
+        levels_filled=levels,
+        decay_updated=len(scores),
+        similar_linked=similar,
+        contradictions_opened=sum(1 for c in by_action["contradiction"] if _opens(c)) + late_open,
+        contradictions_suspected=sum(1 for c in by_action["contradiction"] if not _opens(c))
         + len(found)
         - late_open,
-        "merged": sum(len(c.ids) - 1 for c in by_action["merge"]),
-        "compressed": len(by_action["compress"]),
-        "linked": len(by_action["link"]),
-        "forgotten": len(by_action["forget"]),
-        "reranked": len(by_action["rerank"]),
-        "skipped": skipped,
-        "categories": categories,
-        "changes": [c.to_dict() for c in changes],
-        "seconds": round(time.perf_counter() - started, 3),
-    }
+        merged=sum(len(c.ids) - 1 for c in by_action["merge"]),
+        compressed=len(by_action["compress"]),
+        linked=len(by_action["link"]),
+        forgotten=len(by_action["forget"]),
+        reranked=len(by_action["rerank"]),
+        skipped=tuple(skipped),
+        categories=categories,
+        changes=tuple(changes),
+        seconds=round(time.perf_counter() - started, 3),
+    )
 
 
-def print_changes(result: dict[str, Any], limit: int = PRINTED_PER_ACTION) -> None:
+def print_changes(result: Consolidated, limit: int = PRINTED_PER_ACTION) -> None:
     """Print the changes of a :func:`run` answer, one line each, per action in plan order."""
     counts = {
-        "merge": result.get("merged", 0),
-        "compress": result.get("compressed", 0),
-        "link": result.get("linked", 0),
-        "forget": result.get("forgotten", 0),
-        "rerank": result.get("reranked", 0),
+        "merge": result.merged,
+        "compress": result.compressed,
+        "link": result.linked,
+        "forget": result.forgotten,
+        "rerank": result.reranked,
     }
     print(", ".join(f"{action} {n}" for action, n in counts.items()))
     shown: dict[str, int] = defaultdict(int)
-    for c in result.get("changes", []):
-        shown[c["action"]] += 1
-        if shown[c["action"]] <= limit:
-            change = Change(c["action"], tuple(c["ids"]), tuple(c["labels"]), c["reason"])
-            print("  " + describe(change))
+    for c in result.changes:
+        shown[c.action] += 1
+        if shown[c.action] <= limit:
+            print("  " + describe(c))
     for action, n in shown.items():
         if n > limit:
             print(f"  … and {n - limit} more {action} changes (--json lists them all)")

@@ -2,10 +2,11 @@
 extract memories from them and store them — idempotent and incremental.
 
 ``run(store, *, root, options, progress)`` is what the CLI (``living-memory ingest``) and the
-language server (``livingMemory.ingest``) call; it answers a JSON-ready summary of what was
-read, added, already known, dropped (low confidence), superseded, archived and skipped (with
-reasons). ``progress(done, total, message)`` may raise to cancel between batches; what was
-written before stays written and consistent (each batch is one transaction).
+language server (``livingMemory.ingest``) call; it answers what was read, added, already
+known, dropped (low confidence), superseded, archived and skipped (with reasons) as a typed
+:class:`~predictive.upkeep_results.Ingested`. ``progress(done, total, message)`` may raise to
+cancel between batches; what was written before stays written and consistent (each batch is
+one transaction).
 """
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ from predictive.llm_extract import extract_with
 from predictive.llm_judge import scanner_judge
 from predictive.mentions import FileIndex, count_modules
 from predictive.mentions import count as count_mentions
+from predictive.upkeep_results import Ingested, SourceIngested
 from storage.conflict_pairs import ids_after, max_memory_id
 from storage.errors import InvalidInput, StoreError
 from storage.models import ContradictionStatus, EdgeType
@@ -105,6 +107,14 @@ class IngestOptions:
     include_trivial: bool = False  # and "wip", "lol tabs", "Initial commit", "fix"
     shared_folder: str | None = None  # the team's memory files (default .living-memory/shared)
 
+    def __post_init__(self) -> None:
+        for s in self.sources:
+            if s not in (*SOURCES, "all"):
+                raise InvalidInput(f"unknown source {s!r}; use {', '.join((*SOURCES, 'all'))}")
+        for t in self.tools or ():
+            if t not in TOOLS:
+                raise InvalidInput(f"unknown chat source {t!r}; use {', '.join(TOOLS)}")
+
     @property
     def commit_filter(self) -> CommitFilter:
         return CommitFilter(self.include_merges, self.include_bots, self.include_trivial)
@@ -117,22 +127,14 @@ class IngestOptions:
         sources = raw.get("sources") or ("all",)
         if isinstance(sources, str):
             sources = (sources,)
-        sources = tuple(sources)
-        for s in sources:
-            if s not in (*SOURCES, "all"):
-                raise InvalidInput(f"unknown source {s!r}; use {', '.join((*SOURCES, 'all'))}")
         tools = raw.get("tools") or raw.get("source")
         if isinstance(tools, str):
             tools = (tools,)
-        if tools:
-            for t in tools:
-                if t not in TOOLS:
-                    raise InvalidInput(f"unknown chat source {t!r}; use {', '.join(TOOLS)}")
         paths = raw.get("paths") or raw.get("path") or ()
         if isinstance(paths, str):
             paths = (paths,)
         return cls(
-            sources=sources,
+            sources=tuple(sources),
             tools=tuple(tools) if tools else None,
             paths=tuple(str(p) for p in paths),
             since=parse_since(raw.get("since")),
@@ -173,28 +175,23 @@ class SourceReport:
     seconds: float = 0.0
     error: str | None = None
 
-    def to_dict(self) -> dict[str, Any]:
-        out = {
-            "read": self.read,
-            "added": self.added,
-            "existing": self.existing,
-            "unchanged": self.unchanged,
-            "dropped": self.dropped,
-            "superseded": self.superseded,
-            "archived": self.archived,
-            "byKind": dict(sorted(self.by_kind.items())),
-            "seconds": round(self.seconds, 3),
-        }
-        if self.ignored:
-            out["ignored"] = dict(sorted(self.ignored.items()))
-        if self.rewritten:
-            out["rewritten"] = self.rewritten
-        if self.sessions or self.messages:
-            out["sessions"] = self.sessions
-            out["messages"] = self.messages
-        if self.error:
-            out["error"] = self.error
-        return out
+    def summary(self) -> SourceIngested:
+        return SourceIngested(
+            read=self.read,
+            added=self.added,
+            existing=self.existing,
+            unchanged=self.unchanged,
+            dropped=self.dropped,
+            superseded=self.superseded,
+            archived=self.archived,
+            by_kind=dict(sorted(self.by_kind.items())),
+            seconds=round(self.seconds, 3),
+            ignored=dict(sorted(self.ignored.items())),
+            rewritten=self.rewritten,
+            sessions=self.sessions,
+            messages=self.messages,
+            error=self.error,
+        )
 
 
 def _fingerprint(*parts: Any) -> str:
@@ -613,8 +610,8 @@ def run(
     options: dict[str, Any] | IngestOptions | None = None,
     progress: Progress | None = None,
     conversations: Iterable[Conversation] | None = None,
-) -> dict[str, Any]:
-    """Ingest the wanted sources of ``root`` into ``store``; answer a summary.
+) -> Ingested:
+    """Ingest the wanted sources of ``root`` into ``store``; answer what it did.
 
     ``conversations`` replaces the chat readers (the LoCoMo benchmark feeds its own)."""
     opts = IngestOptions.from_dict(options)
@@ -653,23 +650,23 @@ def run(
             log.warning("refreshing categories after ingest failed", exc_info=True)
     elapsed = time.perf_counter() - started
     messages = sum(r.messages for r in reports.values())
-    return {
-        "root": str(root),
-        "dryRun": opts.dry_run,
-        "since": opts.since,
-        "sources": {k: v.to_dict() for k, v in reports.items()},
-        "added": added,
-        "existing": sum(r.existing for r in reports.values()),
-        "dropped": sum(r.dropped for r in reports.values()),
-        "contradictionsOpened": opened,
-        "contradictionsSuspected": suspected,
-        "contradictionScan": None if scanned is None else scanned[2],
-        "skipped": job.skips.as_dict(),
-        "categories": categories,
-        "seconds": round(elapsed, 3),
-        "memoriesPerSecond": round(added / elapsed, 1) if elapsed > 0 else None,
-        "messagesPerSecond": round(messages / elapsed, 1) if elapsed > 0 and messages else None,
-    }
+    return Ingested(
+        root=str(root),
+        dry_run=opts.dry_run,
+        since=opts.since,
+        sources={k: v.summary() for k, v in reports.items()},
+        added=added,
+        existing=sum(r.existing for r in reports.values()),
+        dropped=sum(r.dropped for r in reports.values()),
+        contradictions_opened=opened,
+        contradictions_suspected=suspected,
+        contradiction_scan=None if scanned is None else scanned[2],
+        skipped=job.skips.as_dict(),
+        categories=categories,
+        seconds=round(elapsed, 3),
+        memories_per_second=round(added / elapsed, 1) if elapsed > 0 else None,
+        messages_per_second=round(messages / elapsed, 1) if elapsed > 0 and messages else None,
+    )
 
 
 def _scan_contradictions(
@@ -698,7 +695,7 @@ def first_run(
     *,
     progress: Progress | None = None,
     options: dict[str, Any] | None = None,
-) -> dict[str, Any] | None:
+) -> Ingested | None:
     """Ingest git, decision records and rule files once, the first time a store meets its
     project (chats only on request: they are personal). None when it was done before —
     by this or by any explicit ingestion of those sources. ``options`` are passed on (which

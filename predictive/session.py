@@ -34,6 +34,7 @@ from predictive.operations.prompt import (
 from predictive.operations.requests import ContextArgs
 from predictive.staleness import Staleness
 from predictive.state import EditorState
+from predictive.upkeep_results import Ingested
 from storage import MemoryStore
 from storage.embeddings import Embedder, embedder_from_env
 from storage.paths import default_db_path, git_root
@@ -60,7 +61,7 @@ def find_root(given: Path | str | None = None, *, start: Path | None = None) -> 
 class Prepared:
     """What :meth:`ProjectSession.prepare` did."""
 
-    first_run: dict[str, Any] | None  # the first ingestion's summary; None when not needed
+    first_run: Ingested | None  # what the first ingestion did; None when it was not needed
     embedded: int
     levels: int
 
@@ -127,9 +128,9 @@ class ProjectSession:
 
     def first_run(
         self, progress: Progress | None = None, options: Mapping[str, Any] | None = None
-    ) -> dict[str, Any] | None:
+    ) -> Ingested | None:
         """Learn git history, decision records and rule files the first time the store meets
-        the project; the summary, or None when that was done before."""
+        the project; what it did, or None when that was done before."""
         from predictive.ingest import first_run
 
         return first_run(self.store, self.root, progress=progress, options=dict(options or {}))

@@ -716,33 +716,33 @@ def _ingest_progress() -> Callable[..., None]:
     return report
 
 
-def _print_ingest(summary: dict[str, Any]) -> None:
+def _print_ingest(summary: ops.Ingested) -> None:
     if sys.stderr.isatty():
         print("\r\x1b[2K", end="", file=sys.stderr)
-    verb = "would add" if summary["dryRun"] else "added"
-    for name, r in summary["sources"].items():
-        parts = [f"{r['read']} read", f"{r['added']} {verb}"]
-        for key, label in (
-            ("existing", "already known"),
-            ("unchanged", "unchanged"),
-            ("dropped", "dropped (low confidence)"),
-            ("superseded", "superseded"),
-            ("archived", "archived"),
-            ("rewritten", "rewritten"),
+    verb = "would add" if summary.dry_run else "added"
+    for name, r in summary.sources.items():
+        parts = [f"{r.read} read", f"{r.added} {verb}"]
+        for n, label in (
+            (r.existing, "already known"),
+            (r.unchanged, "unchanged"),
+            (r.dropped, "dropped (low confidence)"),
+            (r.superseded, "superseded"),
+            (r.archived, "archived"),
+            (r.rewritten, "rewritten"),
         ):
-            if r.get(key):
-                parts.append(f"{r[key]} {label}")
-        for reason, n in r.get("ignored", {}).items():
+            if n:
+                parts.append(f"{n} {label}")
+        for reason, n in r.ignored.items():
             what = {"merge": "merge", "bot": "bot commit"}.get(reason, reason)
             plural = "s" if n != 1 and reason != "trivial" else ""
             parts.append(f"{n} {what}{plural} ignored")
-        if r.get("sessions"):
-            parts.append(f"{r['sessions']} conversations, {r['messages']} messages")
-        kinds = ", ".join(f"{k} {v}" for k, v in r["byKind"].items())
+        if r.sessions:
+            parts.append(f"{r.sessions} conversations, {r.messages} messages")
+        kinds = ", ".join(f"{k} {v}" for k, v in r.by_kind.items())
         print(f"{name:<6} " + ", ".join(parts) + (f" [{kinds}]" if kinds else ""))
-        if r.get("error"):
-            print(f"{'':7}failed: {r['error']}")
-    skipped = summary["skipped"]
+        if r.error:
+            print(f"{'':7}failed: {r.error}")
+    skipped = summary.skipped
     if skipped["total"]:
         print(f"skipped {skipped['total']}:")
         for s in skipped["byReason"]:
@@ -750,8 +750,8 @@ def _print_ingest(summary: dict[str, Any]) -> None:
         for ex in skipped["examples"]:
             if ex["source"] == "shared":  # a teammate's file: say which one to fix
                 print(f"  shared: {ex['where']}: {ex['reason']}")
-    print(f"{summary['added']} memories {verb} in {summary['seconds']:.1f} s")
-    scan = summary.get("contradictionScan")
+    print(f"{summary.added} memories {verb} in {summary.seconds:.1f} s")
+    scan = summary.contradiction_scan
     if scan and (scan["left"] or scan["pending"]):
         print(
             f"contradictions: {scan['scanned']} memories scanned in {scan['seconds']:.1f} s, "
@@ -786,8 +786,8 @@ def cmd_ingest(session: ProjectSession, a: argparse.Namespace) -> int:
         summary = ops.ingest(store, request, root, _ingest_progress())
         rounds += 1
         if a.json:
-            print(json.dumps(summary, ensure_ascii=False), flush=True)
-        elif not a.watch or summary["added"] or rounds == 1:
+            print(json.dumps(to_wire(summary), ensure_ascii=False), flush=True)
+        elif not a.watch or summary.added or rounds == 1:
             _print_ingest(summary)
             sys.stdout.flush()
         if not a.watch or (a.rounds is not None and rounds >= a.rounds):
@@ -802,20 +802,20 @@ def cmd_consolidate(session: ProjectSession, a: argparse.Namespace) -> int:
     session.embed_pending(_progress("embedding"))
     out = ops.consolidate(store, ops.ConsolidateArgs(dry_run=a.dry_run))
     if a.json:
-        _print_json(out)
+        _print_json(to_wire(out))
         return EXIT_OK
     verb = "would" if a.dry_run else "did"
     print(
-        f"Consolidation {verb}: fill the levels of {out['levelsFilled']}, refresh "
-        f"{out['decayUpdated']} decay scores, link {out['similarLinked']} near duplicates, "
-        f"open {out['contradictionsOpened']} contradictions and suspect "
-        f"{out['contradictionsSuspected']} ({out['seconds']:.1f} s)"
+        f"Consolidation {verb}: fill the levels of {out.levels_filled}, refresh "
+        f"{out.decay_updated} decay scores, link {out.similar_linked} near duplicates, "
+        f"open {out.contradictions_opened} contradictions and suspect "
+        f"{out.contradictions_suspected} ({out.seconds:.1f} s)"
     )
     # -- issue 13: every change of the plan, one line each (--json lists them all) --
     from predictive.consolidate import print_changes
 
     print_changes(out)
-    for reason in out["skipped"]:
+    for reason in out.skipped:
         print(f"skipped {reason}")
     return EXIT_OK
 
@@ -845,10 +845,9 @@ def cmd_context(session: ProjectSession, a: argparse.Namespace) -> int:
     if first is not None:
         if sys.stderr.isatty():
             print("\r\x1b[2K", end="", file=sys.stderr)
-        per = ", ".join(f"{k} {v['added']}" for k, v in first["sources"].items())
+        per = ", ".join(f"{k} {v.added}" for k, v in first.sources.items())
         print(
-            f"First run in {root}: learned {first['added']} memories ({per}) "
-            f"in {first['seconds']:.1f} s",
+            f"First run in {root}: learned {first.added} memories ({per}) in {first.seconds:.1f} s",
             file=sys.stderr,
         )
     session.embed_pending(_progress("embedding"))

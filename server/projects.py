@@ -33,6 +33,7 @@ from storage.embeddings import ENV_MODEL_DIR, Embedder, embedder_from_env
 from storage.paths import current_branch, default_db_path, git_root, project_key
 
 if TYPE_CHECKING:
+    from predictive.operations import Ingested
     from server.app import LivingMemoryServer
 
 log = logging.getLogger("living_memory.projects")
@@ -297,7 +298,7 @@ class Project:
         if session is None:
             return
 
-        def work(job: Any) -> dict[str, Any] | None:
+        def work(job: Any) -> Ingested | None:
             options = {
                 **self.settings.commit_options,
                 "shared_folder": self.settings.shared_folder,
@@ -314,12 +315,12 @@ class Project:
         summary = await self._background_job(
             f"Living Memory: learning {self.name}",
             work,
-            lambda s: f"learned {s['added'] if s else 0} memories",
+            lambda s: f"learned {s.added if s else 0} memories",
             "first ingestion",
         )
         if summary:
-            log.info("%s: first ingestion added %d memories", self.name, summary["added"])
-            learned = summary["added"] > 0
+            log.info("%s: first ingestion added %d memories", self.name, summary.added)
+            learned = summary.added > 0
             if learned and self.server.context is not None and self.state.request() is not None:
                 self.server.context.request(self)
 

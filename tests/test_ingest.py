@@ -50,23 +50,23 @@ def by_source(store: MemoryStore, source: str) -> list:
 
 def test_everything_a_project_has_is_learned(store: MemoryStore, project: GitRepo, home: Path):
     s = run(store, root=project.root, options=options(home))
-    src = s["sources"]
-    assert src["git"]["read"] == COMMITS_IN_DEFAULT_HISTORY
-    assert src["git"]["added"] == KNOWLEDGE_COMMITS
-    assert src["git"]["ignored"] == {"merge": 1}
-    assert src["adr"]["added"] == 3
-    assert src["rules"]["added"] >= 8
-    assert src["chats"]["sessions"] >= 8  # Cursor A-D, Copilot, Claude, Codex, SpecStory
-    assert src["chats"]["messages"] > 0
-    assert all("error" not in r for r in src.values()), src
-    assert s["added"] == sum(r["added"] for r in src.values())
+    src = s.sources
+    assert src["git"].read == COMMITS_IN_DEFAULT_HISTORY
+    assert src["git"].added == KNOWLEDGE_COMMITS
+    assert src["git"].ignored == {"merge": 1}
+    assert src["adr"].added == 3
+    assert src["rules"].added >= 8
+    assert src["chats"].sessions >= 8  # Cursor A-D, Copilot, Claude, Codex, SpecStory
+    assert src["chats"].messages > 0
+    assert all(r.error is None for r in src.values()), src
+    assert s.added == sum(r.added for r in src.values())
     # nothing of the tool's own output was read back
     texts = " ".join(m.text for m in store.list(limit=10_000))
     assert "generated rule" not in texts and "generated context" not in texts
     # every chat session is stored with a summary, and its messages are embedded
     sessions = SessionStore(store)
     n_sessions, n_messages = sessions.count()
-    assert n_sessions == src["chats"]["sessions"] and n_messages == src["chats"]["messages"]
+    assert n_sessions == src["chats"].sessions and n_messages == src["chats"].messages
     assert all(x.summary for x in sessions.list(limit=100))
     assert sessions.pending_embeddings() == 0
 
@@ -87,7 +87,7 @@ def test_commits_are_anchored_and_a_revert_supersedes_what_it_reverts(
 
 def test_merges_are_kept_when_asked(store: MemoryStore, project: GitRepo):
     s = run(store, root=project.root, options=options(sources=["git"], includeMerges=True))
-    assert s["sources"]["git"]["added"] == COMMITS_IN_DEFAULT_HISTORY
+    assert s.sources["git"].added == COMMITS_IN_DEFAULT_HISTORY
     merge = store.find_by_source("git", project.shas["merge"])
     assert merge is not None and "tag:merge" in {str(a) for a in merge.anchors}
 
@@ -96,7 +96,7 @@ def test_git_is_incremental_from_the_last_commit(store: MemoryStore, project: Gi
     run(store, root=project.root, options=options(sources=["git"]))
     project.commit("Add rate limiting", {"src/limits.py": "N = 10\n"})
     again = run(store, root=project.root, options=options(sources=["git"]))
-    assert again["sources"]["git"]["read"] == 1 and again["sources"]["git"]["added"] == 1
+    assert again.sources["git"].read == 1 and again.sources["git"].added == 1
     assert len(by_source(store, "git")) == KNOWLEDGE_COMMITS + 1
 
 
@@ -104,9 +104,9 @@ def test_running_twice_adds_nothing(store: MemoryStore, project: GitRepo, home: 
     run(store, root=project.root, options=options(home))
     before = snapshot_of(store)
     again = run(store, root=project.root, options=options(home))
-    assert again["added"] == 0, again["sources"]
-    assert again["sources"]["rules"]["unchanged"] == again["sources"]["rules"]["read"]
-    assert again["sources"]["chats"]["unchanged"] == again["sources"]["chats"]["read"]
+    assert again.added == 0, again.sources
+    assert again.sources["rules"].unchanged == again.sources["rules"].read
+    assert again.sources["chats"].unchanged == again.sources["chats"].read
     after = snapshot_of(store)
     assert after["memories"] == before["memories"]
 
@@ -131,7 +131,7 @@ def test_an_edited_decision_record_supersedes_its_previous_version(
     first = store.find_by_source("adr", "docs/adr/0003-local-embeddings.md")
     path.write_text(path.read_text() + "\nWe also pin the model version.\n")
     s = run(store, root=project.root, options=options(sources=["adr"]))
-    assert s["sources"]["adr"]["added"] == 1 and s["sources"]["adr"]["unchanged"] == 2
+    assert s.sources["adr"].added == 1 and s.sources["adr"].unchanged == 2
     newest = store.source_ids("adr")["docs/adr/0003-local-embeddings.md"]
     assert first is not None and store.get(first.id).superseded_by == newest
 
@@ -140,7 +140,7 @@ def test_rules_that_disappear_are_archived_not_deleted(store: MemoryStore, proje
     run(store, root=project.root, options=options(sources=["rules"]))
     (project.root / ".cursorrules").write_text("- Use type hints everywhere.\n")
     s = run(store, root=project.root, options=options(sources=["rules"]))
-    assert s["sources"]["rules"]["archived"] == 1
+    assert s.sources["rules"].archived == 1
     gone = [
         m
         for m in store.list(MemoryFilter(include_archived=True), limit=1000)
@@ -161,8 +161,8 @@ def test_rule_globs_become_glob_anchors(store: MemoryStore, project: GitRepo):
 def test_dry_run_counts_and_writes_nothing(store: MemoryStore, project: GitRepo, home: Path):
     before = snapshot_of(store)
     s = run(store, root=project.root, options=options(home, dry_run=True))
-    assert s["dryRun"] and s["added"] > 0
-    assert s["sources"]["git"]["added"] == KNOWLEDGE_COMMITS
+    assert s.dry_run and s.added > 0
+    assert s.sources["git"].added == KNOWLEDGE_COMMITS
     assert snapshot_of(store) == before
     assert SessionStore(store).count() == (0, 0)
     assert store.cursors.get("git") == {}
@@ -170,8 +170,8 @@ def test_dry_run_counts_and_writes_nothing(store: MemoryStore, project: GitRepo,
 
 def test_since_limits_by_time(store: MemoryStore, project: GitRepo, home: Path):
     s = run(store, root=project.root, options=options(home, since="2100-01-01"))
-    assert s["sources"]["git"]["read"] == 0
-    assert s["sources"]["chats"].get("sessions", 0) == 0
+    assert s.sources["git"].read == 0
+    assert s.sources["chats"].sessions == 0
 
 
 def test_bad_options_are_refused_before_anything_is_written(store: MemoryStore, project: GitRepo):
@@ -201,9 +201,9 @@ def test_a_failing_source_is_reported_and_the_others_still_run(
 
     monkeypatch.setattr(rules, "find_rule_files", broken)
     s = run(store, root=project.root, options=options(sources=["git", "rules", "adr"]))
-    assert "reader exploded" in s["sources"]["rules"]["error"]
-    assert s["sources"]["git"]["added"] == KNOWLEDGE_COMMITS
-    assert s["sources"]["adr"]["added"] == 3
+    assert "reader exploded" in s.sources["rules"].error
+    assert s.sources["git"].added == KNOWLEDGE_COMMITS
+    assert s.sources["adr"].added == 3
 
 
 def test_cancelling_stops_the_run_and_keeps_what_was_written(store: MemoryStore, project: GitRepo):
@@ -228,15 +228,15 @@ def test_not_a_git_repository_is_a_skip_not_an_error(store: MemoryStore, tmp_pat
     plain = tmp_path / "plain"
     plain.mkdir()
     s = run(store, root=plain, options=options(sources=["git"]))
-    assert s["sources"]["git"]["added"] == 0 and "error" not in s["sources"]["git"]
-    reasons = {r["reason"] for r in s["skipped"]["byReason"]}
+    assert s.sources["git"].added == 0 and s.sources["git"].error is None
+    reasons = {r["reason"] for r in s.skipped["byReason"]}
     assert "not a git repository" in reasons
 
 
 def test_first_run_learns_once(store: MemoryStore, project: GitRepo):
     summary = first_run(store, project.root)
-    assert summary is not None and set(summary["sources"]) == {"git", "adr", "rules", "shared"}
-    assert summary["added"] > 0
+    assert summary is not None and set(summary.sources) == {"git", "adr", "rules", "shared"}
+    assert summary.added > 0
     assert first_run(store, project.root) is None
 
 
@@ -245,8 +245,8 @@ def test_first_run_also_learns_into_a_store_with_remembered_memories(
 ):
     add("something the user remembered")
     summary = first_run(store, project.root)
-    assert summary is not None and summary["added"] > 0
-    assert store.count() == 1 + summary["added"]
+    assert summary is not None and summary.added > 0
+    assert store.count() == 1 + summary.added
 
 
 def test_first_run_is_not_needed_after_an_explicit_ingestion(store: MemoryStore, project: GitRepo):
@@ -264,17 +264,17 @@ def test_the_real_decision_records_are_ingested(
 ):
     data = ADR_DATA / folder
     s = run(store, root=tmp_path, options={"sources": ["adr"], "paths": [str(data)]})
-    r = s["sources"]["adr"]
-    assert r["added"] == r["read"] > 3
+    r = s.sources["adr"]
+    assert r.added == r.read > 3
     decisions = [m for m in store.list(limit=10_000) if m.source == "adr"]
-    assert len(decisions) == r["added"]
+    assert len(decisions) == r.added
     assert all(m.kind.value == "decision" for m in decisions)
     closed = [m for m in decisions if m.superseded_by is not None]
-    assert len(closed) == superseded == r["superseded"]
+    assert len(closed) == superseded == r.superseded
     assert all(m.valid_to is not None for m in closed)
     # ingesting the same folder again changes nothing
     again = run(store, root=tmp_path, options={"sources": ["adr"], "paths": [str(data)]})
-    assert again["sources"]["adr"]["added"] == 0
+    assert again.sources["adr"].added == 0
 
 
 def test_a_record_without_a_date_is_dated_by_its_last_commit(store: MemoryStore, tmp_path: Path):

@@ -118,7 +118,7 @@ def test_areas_come_from_directories_and_nest(store: MemoryStore, project: dict[
     assert names["security"] == ("tag", None)  # a topic tag three memories share
     assert "commit" not in names  # where a memory came from is no topic
     assert "docs/site/" not in names and "src/auth/oauth/" not in names  # one memory only
-    assert report["created"] == len(names) and report["summarised"] == len(names)
+    assert report.created == len(names) and report.summarised == len(names)
     auth = category_of(store, project["sessions"])
     assert [c.name for c in auth] == ["src/auth/"]
     assert {c.name for c in category_of(store, project["pay1"])} == {"src/payments/", "security"}
@@ -145,7 +145,7 @@ def test_only_changed_categories_are_summarised_again(
     refresh_categories(store)
     before = summaries(store)
     again = refresh_categories(store)
-    assert again["summarised"] == 0 and summaries(store) == before
+    assert again.summarised == 0 and summaries(store) == before
     add(
         "Tokens are rotated on every refresh.",
         kind=Kind.DECISION,
@@ -155,7 +155,7 @@ def test_only_changed_categories_are_summarised_again(
     after = summaries(store)
     changed = {n for n in after if after[n] != before[n]}
     assert changed == {"src/auth/", "src/"}  # the area and the area above it
-    assert third["summarised"] == 2 and third["membersAdded"] == 1
+    assert third.summarised == 2 and third.members_added == 1
     assert (after["src/auth/"][0] or "").startswith("5 memories")
 
 
@@ -165,7 +165,7 @@ def test_an_archived_member_leaves_its_category(
     refresh_categories(store)
     store.archive(project["jwt"], "test")
     report = refresh_categories(store)
-    assert report["membersRemoved"] == 1
+    assert report.members_removed == 1
     assert (summaries(store)["src/auth/"][0] or "").startswith("3 memories")
     assert category_of(store, project["jwt"]) == []
     store.restore(project["jwt"])
@@ -181,7 +181,7 @@ def test_an_area_that_falls_below_the_minimum_is_removed(
         store.archive(project[key], "test")
     report = refresh_categories(store)
     names = set(summaries(store))
-    assert "src/payments/" not in names and report["deleted"] >= 1
+    assert "src/payments/" not in names and report.deleted >= 1
     assert "src/auth/" in names
 
 
@@ -267,7 +267,7 @@ def test_the_area_lines_point_only_at_what_the_context_does_not_show() -> None:
 def test_dry_run_changes_nothing(store: MemoryStore, project: dict[str, int], snapshot) -> None:  # type: ignore[no-untyped-def]
     before = snapshot()
     report = refresh_categories(store, dry_run=True)
-    assert report["categories"] >= 3 and "src/auth/" in report["wouldCreate"]
+    assert report.categories >= 3 and "src/auth/" in report.would_create
     assert snapshot() == before
 
 
@@ -302,7 +302,7 @@ def test_a_valid_llm_summary_line_replaces_the_key_items(
     auth = (summaries(store)["src/auth/"][0] or "").split("\n")
     assert auth[1].startswith("Auth uses JWT access tokens") and f"#{project['jwt']}" in auth[1]
     assert not any(line.startswith("Key: ") for line in auth)
-    assert report["llmSummaries"] == 1
+    assert report.llm_summaries == 1
     pay = summaries(store)["src/payments/"][0] or ""
     assert "\nKey: " in pay  # its answer was not JSON: the deterministic summary stays
 
@@ -355,20 +355,20 @@ def test_after_ingest_new_memories_join_the_categories_that_exist(
     for i in range(3):
         add(f"cli note {i}", anchors=files(f"src/cli/c{i}.py"))
     quick = refresh_categories(store, full=False)
-    assert quick["full"] is False and quick["created"] == 0
+    assert quick.full is False and quick.created == 0
     assert [c.name for c in category_of(store, joined)] == ["src/auth/"]
     after = summaries(store)
     assert {n for n in after if after[n] != before[n]} == {"src/auth/", "src/"}
     assert "src/cli/" not in after  # a new area waits for the full refresh
     full = refresh_categories(store)
-    assert full["full"] is True and "src/cli/" in summaries(store)
+    assert full.full is True and "src/cli/" in summaries(store)
 
 
 def test_a_store_never_refreshed_gets_a_full_refresh(
     store: MemoryStore, project: dict[str, int]
 ) -> None:
     report = refresh_categories(store, full=False)
-    assert report["full"] is True and "src/auth/" in summaries(store)
+    assert report.full is True and "src/auth/" in summaries(store)
 
 
 def test_ingesting_a_history_files_it_into_areas(store: MemoryStore, tmp_path: Path) -> None:
@@ -387,7 +387,7 @@ def test_ingesting_a_history_files_it_into_areas(store: MemoryStore, tmp_path: P
     ]
     repo = make_git_repo(tmp_path, steps)
     summary = ingest.run(store, root=repo.root, options={"sources": ["git"]})
-    assert summary["categories"]["full"] is True  # the first refresh of this store
+    assert summary.categories.full is True  # the first refresh of this store
     names = set(summaries(store))
     assert {"app/billing/", "app/search/"} <= names
     repo.apply(
@@ -397,10 +397,10 @@ def test_ingesting_a_history_files_it_into_areas(store: MemoryStore, tmp_path: P
         }
     )
     again = ingest.run(store, root=repo.root, options={"sources": ["git"]})
-    assert again["categories"]["full"] is False and again["categories"]["membersAdded"] == 1
+    assert again.categories.full is False and again.categories.members_added == 1
     assert (summaries(store)["app/billing/"][0] or "").startswith("4 memories")
     dry = ingest.run(store, root=repo.root, options={"sources": ["git"], "dryRun": True})
-    assert dry["categories"] is None
+    assert dry.categories is None
 
 
 def test_an_areas_key_lists_what_holds_never_its_latest_commits(
@@ -429,10 +429,10 @@ def test_a_store_summarised_by_an_older_format_is_summarised_anew(
 
     monkeypatch.setattr(categories, "SUMMARY_FORMAT", categories.SUMMARY_FORMAT - 1)
     refresh_categories(store)
-    assert refresh_categories(store)["summarised"] == 0  # nothing changed since
+    assert refresh_categories(store).summarised == 0  # nothing changed since
     monkeypatch.undo()
     again = refresh_categories(store)
-    assert again["summarised"] == len(summaries(store))
+    assert again.summarised == len(summaries(store))
 
 
 def test_a_store_whose_category_paths_collide_derives_categories_without_error(
@@ -454,7 +454,7 @@ def test_a_store_whose_category_paths_collide_derives_categories_without_error(
         assert parent is None or parent in derivation.wanted, name
     report = refresh_categories(store)
     names = set(summaries(store))
-    assert report["created"] == len(names)
+    assert report.created == len(names)
     assert {"ddtrace/appsec/", "ddtrace/llmobs/", "tests/appsec/"} <= names
     assert not any(n.startswith("benchmarks/") for n in names)  # given up, not revived
     assert {c.name for c in category_of(store, big[0])} == {
@@ -464,7 +464,7 @@ def test_a_store_whose_category_paths_collide_derives_categories_without_error(
     }
     from predictive.consolidate import run
 
-    assert run(store, options={"dryRun": True})["categories"]["dryRun"] is True
+    assert run(store, options={"dryRun": True}).categories.dry_run is True
 
 
 def test_an_area_that_gave_way_is_not_brought_back_by_its_parent() -> None:

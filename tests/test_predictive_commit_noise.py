@@ -122,13 +122,13 @@ def test_an_old_store_is_rewritten_once(store: MemoryStore, tmp_path: Path) -> N
     store.update(api.id, text=f"Commit {repo.shas['api'][:10]} by Ada on 2023-11-14: " + api.text)
     store.cursors.set("git", {"format": "1"})
 
-    s = run(store, root=repo.root, options={"sources": ["git"]})["sources"]["git"]
-    assert s["rewritten"] == 1 and s["archived"] == 1 and s["added"] == 0
+    s = run(store, root=repo.root, options={"sources": ["git"]}).sources["git"]
+    assert s.rewritten == 1 and s.archived == 1 and s.added == 0
     assert store.get(api.id).text.startswith("Add the API module\n\n")
     assert store.get(merge.id).archived
     assert store.cursors.get("git")["format"] == GIT_FORMAT
-    again = run(store, root=repo.root, options={"sources": ["git"]})["sources"]["git"]
-    assert again["read"] == 0 and again.get("rewritten", 0) == 0
+    again = run(store, root=repo.root, options={"sources": ["git"]}).sources["git"]
+    assert again.read == 0 and again.rewritten == 0
 
 
 def test_pull_request_template_boilerplate_is_not_knowledge() -> None:

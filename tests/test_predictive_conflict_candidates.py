@@ -230,7 +230,7 @@ def test_consolidation_judges_what_waits_once_a_model_is_configured(
     new = put(MYSQL, day=1)
     scan_and_record(store, [new])
     assert len(candidates.pending(store)) == 1
-    assert consolidate.run(store)["contradictionsOpened"] == 0  # no model: it keeps waiting
+    assert consolidate.run(store).contradictions_opened == 0  # no model: it keeps waiting
     assert len(candidates.pending(store)) == 1
     fake.replies = [oracle({frozenset((POSTGRES, MYSQL))})]
     llm_config.configure(LlmConfig(url=fake.url, model="test-model"))
@@ -238,6 +238,6 @@ def test_consolidation_judges_what_waits_once_a_model_is_configured(
         out = consolidate.run(store)
     finally:
         llm_config.configure(LlmConfig())
-    assert out["contradictionsOpened"] == 1 and candidates.pending(store) == []
+    assert out.contradictions_opened == 1 and candidates.pending(store) == []
     (c,) = store.contradictions.query(ContradictionStatus.OPEN)
     assert {c.memory_a, c.memory_b} == {old, new}

@@ -4,6 +4,7 @@ contradiction) computed first and applied after; a dry run that lists it and wri
 from __future__ import annotations
 
 import time
+from typing import Any
 
 import pytest
 
@@ -13,6 +14,7 @@ from predictive.consolidation.links import MAX_DEGREE
 from predictive.consolidation.merge import template_key
 from predictive.consolidation.serving import serving_level
 from predictive.engine import ContextEngine, ContextRequest
+from predictive.upkeep_results import Consolidated
 from storage import Anchor, AnchorType, Artifact, MemoryFilter, MemoryStore, NewMemory
 from storage.models import AccessKind, EdgeType, Kind, Level
 from tests.conftest import snapshot_of
@@ -29,8 +31,8 @@ def files(*paths: str) -> list[Anchor]:
     return [Anchor(AnchorType.FILE, p) for p in paths]
 
 
-def changes(out: dict, action: str) -> list[dict]:
-    return [c for c in out["changes"] if c["action"] == action]
+def changes(out: Consolidated, action: str) -> list[dict[str, Any]]:
+    return [c.to_dict() for c in out.changes if c.action == action]
 
 
 def serve(store: MemoryStore, ids: list[int], times: int, at: float, path: str = "") -> None:
@@ -58,13 +60,13 @@ def test_a_dry_run_lists_every_change_and_writes_nothing(store: MemoryStore) -> 
     before = snapshot_of(store)
     out = run(store, options={"dryRun": True}, now=NOW)
     assert snapshot_of(store) == before
-    assert out["dryRun"] is True and out["levelsFilled"] == 4
+    assert out.dry_run is True and out.levels_filled == 4
     (merge,) = changes(out, "merge")
     assert merge["ids"] == [b, a] or merge["ids"] == [a, b]
     assert "Tuesday" in merge["labels"][0] and "case" in merge["reason"]
     (contra,) = changes(out, "contradiction")
     assert contra["ids"] == [p1, p2] and "api.port" in contra["reason"]
-    assert (out["merged"], out["contradictionsOpened"]) == (1, 1)
+    assert (out.merged, out.contradictions_opened) == (1, 1)
 
 
 def test_merge_keeps_all_provenance_and_is_restorable(store: MemoryStore) -> None:
@@ -105,7 +107,7 @@ def test_merging_never_crosses_kinds(store: MemoryStore) -> None:
     mem(store, "The cache is flushed nightly.", kind=Kind.FACT)
     mem(store, "The cache is flushed nightly!", kind=Kind.DECISION)
     out = run(store, now=NOW)
-    assert out["merged"] == 0 and store.count() == 2
+    assert out.merged == 0 and store.count() == 2
 
 
 def test_a_release_series_folds_into_its_newest(store: MemoryStore) -> None:
@@ -137,7 +139,7 @@ def test_distinct_decisions_that_look_alike_do_not_merge(store: MemoryStore) -> 
         mem(store, x, kind=Kind.DECISION)
         mem(store, y, kind=Kind.DECISION)
     out = run(store, now=NOW)
-    assert out["merged"] == 0 and store.count() == 4
+    assert out.merged == 0 and store.count() == 4
 
 
 def test_an_unused_episode_is_forgotten_when_its_files_were_opened_without_it(
@@ -180,7 +182,7 @@ def test_nothing_is_unused_without_its_files_being_opened(store: MemoryStore) ->
     untouched_since(store, NOW - 400 * DAY)
     serve(store, [quiet], PASSED_OVER, NOW - 399 * DAY, "log.py")  # used, then log.py rests
     serve(store, [other], PASSED_OVER * 10, NOW - 30 * DAY, "pay.py")  # other files only
-    assert run(store, now=NOW)["forgotten"] == 0
+    assert run(store, now=NOW).forgotten == 0
 
 
 def test_active_decisions_rules_and_contradicted_memories_are_never_forgotten(
@@ -198,7 +200,7 @@ def test_active_decisions_rules_and_contradicted_memories_are_never_forgotten(
     serve(store, [kept[0]], 60, NOW - 5 * DAY)
     store.conn.execute("UPDATE memories SET last_accessed = NULL")
     out = run(store, now=NOW)
-    assert out["forgotten"] == 0
+    assert out.forgotten == 0
     assert not any(m.archived for m in store.get_many(kept))
 
 
@@ -279,7 +281,7 @@ def test_links_are_found_by_files_error_signature_and_co_access(store: MemorySto
     assert reasons[(x, y)] == "used together in 5 contexts"
     assert (x, z) not in reasons and (y, z) not in reasons  # no more than chance
     assert {e.target_id for e in store.graph.edges(a) if e.type is EdgeType.RELATES_TO} == {b}
-    assert run(store, now=NOW)["linked"] == 0  # linked once
+    assert run(store, now=NOW).linked == 0  # linked once
 
 
 def test_use_moves_rankings_and_is_listed(store: MemoryStore) -> None:
@@ -349,7 +351,7 @@ def test_episodes_of_different_conversations_never_fold(store: MemoryStore) -> N
         store.conn.execute(
             "INSERT INTO session_memories(session_id, memory_id) VALUES (?, ?)", (n + 1, mid)
         )
-    assert run(store, now=NOW)["merged"] == 0
+    assert run(store, now=NOW).merged == 0
 
 
 def test_a_failure_in_categories_is_reported_as_skipped_not_raised(
@@ -364,8 +366,8 @@ def test_a_failure_in_categories_is_reported_as_skipped_not_raised(
     for i in range(3):
         mem(store, f"note {i}", anchors=files(f"src/a{i}.py"))
     dry = run(store, options={"dryRun": True}, now=NOW)
-    assert dry["categories"] is None
-    assert "categories: refreshing them failed (KeyError: ('benchmarks', 'bm'))" in dry["skipped"]
+    assert dry.categories is None
+    assert "categories: refreshing them failed (KeyError: ('benchmarks', 'bm'))" in dry.skipped
     done = run(store, now=NOW)
-    assert done["levelsFilled"] == 3 and done["categories"] is None  # the other steps ran
-    assert any(s.startswith("categories: ") for s in done["skipped"])
+    assert done.levels_filled == 3 and done.categories is None  # the other steps ran
+    assert any(s.startswith("categories: ") for s in done.skipped)

@@ -363,7 +363,7 @@ def test_ingestion_suspects_a_contradiction_for_a_rule_and_a_later_commit(
     )
     with MemoryStore(tmp_path / "m.db", embedder=real_embedder) as store:  # type: ignore[arg-type]
         summary = ingest.run(store, root=repo.root, options={"sources": ["git", "rules"]})
-        assert (summary["contradictionsOpened"], summary["contradictionsSuspected"]) == (0, 1)
+        assert (summary.contradictions_opened, summary.contradictions_suspected) == (0, 1)
         assert store.contradictions.query() == []  # nothing open: no context shows it
         (c,) = store.contradictions.query(ContradictionStatus.SUSPECTED)
         a, b = store.get(c.memory_a), store.get(c.memory_b)
@@ -371,7 +371,7 @@ def test_ingestion_suspects_a_contradiction_for_a_rule_and_a_later_commit(
         assert c.reason is not None and "Selenium" in c.reason
         # a second ingestion adds nothing new and opens nothing again
         again = ingest.run(store, root=repo.root, options={"sources": ["git", "rules"]})
-        assert (again["contradictionsOpened"], again["contradictionsSuspected"]) == (0, 0)
+        assert (again.contradictions_opened, again.contradictions_suspected) == (0, 0)
         assert len(store.contradictions.query(None)) == 1
 
 
@@ -390,7 +390,7 @@ def test_a_dry_run_ingestion_opens_nothing(tmp_path: Path, store: MemoryStore) -
     summary = ingest.run(
         store, root=repo.root, options={"sources": ["git", "rules"], "dryRun": True}
     )
-    assert summary["contradictionsOpened"] == 0
+    assert summary.contradictions_opened == 0
     assert store.contradictions.query(None) == []
 
 
@@ -400,10 +400,10 @@ def test_consolidation_scans_what_was_added_since_its_last_run(
     put("Always squash commits before merging.", Kind.CONVENTION, 0)
     put("Never squash commits before merging.", Kind.CONVENTION, 1)
     dry = consolidate.run(store, options={"dryRun": True})
-    assert (dry["contradictionsOpened"], dry["contradictionsSuspected"]) == (0, 1)
+    assert (dry.contradictions_opened, dry.contradictions_suspected) == (0, 1)
     assert store.contradictions.query(None) == []
     done = consolidate.run(store)
-    assert (done["contradictionsOpened"], done["contradictionsSuspected"]) == (0, 1)
+    assert (done.contradictions_opened, done.contradictions_suspected) == (0, 1)
     assert store.contradictions.query() == []  # a polarity finding is only suspected
     assert len(store.contradictions.query(ContradictionStatus.SUSPECTED)) == 1
     assert pending_scan(store)[0] == []  # nothing new since
@@ -491,7 +491,7 @@ def test_a_partly_superseded_record_stays_valid_linked_and_contradicted(
     assert records["0005-use-x.md"].links == ("docs/adr/0003-aws-networking-outline.md",)
 
     summary = ingest.run(store, root=tmp_path, options={"sources": ["adr"]})
-    assert summary["sources"]["adr"]["superseded"] == 0
+    assert summary.sources["adr"].superseded == 0
     by_path = {m.source_id: m for m in store.list(limit=10)}
     old = by_path["docs/adr/0003-aws-networking-outline.md"]
     new = by_path["docs/adr/0033-ip-ranges.md"]
@@ -1062,7 +1062,7 @@ def test_a_fact_key_with_two_values_opens_a_contradiction(store: MemoryStore) ->
     a = store.add(NewMemory(text="The db port is 5432", fact_key="db.port", fact_value="5432"))
     b = store.add(NewMemory(text="The db port is 6543", fact_key="db.port", fact_value="6543"))
     out = consolidate.run(store)
-    assert (out["contradictionsOpened"], out["contradictionsSuspected"]) == (1, 0)
+    assert (out.contradictions_opened, out.contradictions_suspected) == (1, 0)
     (c,) = store.contradictions.query(ContradictionStatus.OPEN, memory_ids=[a.id])
     assert (c.memory_a, c.memory_b) == (a.id, b.id) and c.reason == "different values for db.port"
 

@@ -45,7 +45,7 @@ def test_a_decision_from_a_conversation_comes_with_the_sessions_topic(
     summary = run(
         store, root=tmp_path, options={"sources": ["chats"]}, conversations=[billing_chat()]
     )
-    assert summary["sources"]["chats"]["byKind"] == {"decision": 1}
+    assert summary.sources["chats"].by_kind == {"decision": 1}
     (decision,) = [m for m in store.list(limit=100) if m.kind is Kind.DECISION]
     assert "billing" not in decision.text and "export" not in decision.text
     billing = scores(store, "src/billing/export.py")

@@ -256,7 +256,7 @@ def test_consolidation_without_an_llm_calls_nothing(fake: FakeLlm, store: Memory
     store.add(NewMemory(text="A long note. " * 80))
     llm_config.configure(LlmConfig())
     report = consolidate.run(store)
-    assert report["levelsFilled"] == 1 and fake.requests == []
+    assert report.levels_filled == 1 and fake.requests == []
     llm_config.configure(LlmConfig(url=fake.url, model="test-model", uses=("summaries",)))
     fake.replies = ['{"summary": "A long note."}']
     store.add(NewMemory(text="Another long note. " * 80))

@@ -59,7 +59,7 @@ def test_prepare_learns_a_new_project_then_embeds_and_fills_levels(tmp_path: Pat
     session = session_at(repo.root, tmp_path / "memory.db")
     try:
         first = session.prepare()
-        assert first.first_run is not None and first.first_run["added"] > 0
+        assert first.first_run is not None and first.first_run.added > 0
         store = session.store
         assert store.embeddings.pending() == 0
         assert store.levels.count_lacking() == 0

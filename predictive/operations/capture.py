@@ -109,7 +109,7 @@ def _learn(store: MemoryStore, root: Path, convs: list[Conversation]) -> int:
     from predictive.ingest import run
 
     summary = run(store, root=root, options={"sources": ["chats"]}, conversations=convs)
-    return int(summary["added"])
+    return summary.added
 
 
 def capture_transcript(

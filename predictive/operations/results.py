@@ -3,35 +3,15 @@
 
 from __future__ import annotations
 
-import dataclasses
 from dataclasses import dataclass, field
 from typing import Any
 
 from predictive.categories import CategoryNode
+from predictive.result import Result, plain
 from predictive.retrieval import Found
+from predictive.upkeep_results import CategoriesRefreshed, Consolidated, Ingested, SourceIngested
 from storage import Memory
 from storage.locked_contexts import LockedContext, LockSummary
-
-
-def plain(value: Any) -> Any:
-    """``value`` as JSON-ready data: results and other objects by their ``to_dict``."""
-    if hasattr(value, "to_dict"):
-        return value.to_dict()
-    if isinstance(value, list | tuple):
-        return [plain(v) for v in value]
-    if isinstance(value, dict):
-        return {k: plain(v) for k, v in value.items()}
-    return value
-
-
-class Result:
-    """Base of every result: ``to_dict()`` gives its fields as JSON-ready data."""
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            f.metadata.get("wire", f.name): plain(getattr(self, f.name))
-            for f in dataclasses.fields(self)  # type: ignore[arg-type]
-        }
 
 
 @dataclass(frozen=True)
@@ -400,3 +380,13 @@ class LockedContexts(Result):
 
     def to_dict(self) -> dict[str, Any]:
         return {"count": len(self.items), "items": [i.to_dict() for i in self.items]}
+
+
+__all__ = [
+    "CategoriesRefreshed",
+    "Consolidated",
+    "Ingested",
+    "Result",
+    "SourceIngested",
+    "plain",
+]

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
 from predictive.operations.requests import ConsolidateArgs, IngestArgs, ReindexArgs
-from predictive.operations.results import Reindexed
+from predictive.operations.results import Consolidated, Ingested, Reindexed
 from storage import MemoryStore, Stats
 
 Progress = Callable[..., None]  # (done, total, message=None); raises to cancel
@@ -21,24 +20,38 @@ def ingest(
     root: Path,
     progress: Progress | None = None,
     defaults: Mapping[str, Any] | None = None,
-) -> dict[str, Any]:
+) -> Ingested:
     """Learn from git, decision records, rule files and chats; a summary per source.
 
     ``defaults`` fill what the request leaves open (a front door's settings: the commit
-    filters, the shared folder)."""
-    from predictive.ingest import run
+    filters ``include_merges``, ``include_bots``, ``include_trivial``, the
+    ``shared_folder``)."""
+    from predictive.ingest import IngestOptions, parse_since, run
 
-    options = {k: v for k, v in dataclasses.asdict(a).items() if k != "folder"}
-    for key, value in (defaults or {}).items():
-        if key in options and options[key] is None:
-            options[key] = value
-    options = {k: v for k, v in options.items() if v is not None}
+    given = defaults or {}
+
+    def chosen(name: str) -> Any:
+        value = getattr(a, name)
+        return given.get(name) if value is None else value
+
+    options = IngestOptions(
+        sources=a.sources,
+        tools=a.tools or None,
+        paths=a.paths,
+        since=parse_since(a.since),
+        dry_run=a.dry_run,
+        all_workspaces=a.all_workspaces,
+        include_merges=bool(chosen("include_merges")),
+        include_bots=bool(chosen("include_bots")),
+        include_trivial=bool(chosen("include_trivial")),
+        shared_folder=chosen("shared_folder") or None,
+    )
     return run(store, root=root, options=options, progress=progress)
 
 
 def consolidate(
     store: MemoryStore, a: ConsolidateArgs, progress: Progress | None = None
-) -> dict[str, Any]:
+) -> Consolidated:
     """Upkeep of the store (see :mod:`predictive.consolidate`); ``dry_run`` writes nothing."""
     from predictive.consolidate import run
 

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
 
+from server.convert import to_wire
 from server.features.branch import BRANCH_CHANGED
 from server.features.diagnostics import DIAGNOSTICS_CHANGED
 from server.features.documents import ACTIVE_EDITOR_CHANGED
@@ -69,7 +70,7 @@ def setup(server: LivingMemoryServer) -> None:
         store = project.store
         assert store is not None
 
-        def work(job: Job) -> tuple[int, dict[str, Any]]:
+        def work(job: Job) -> tuple[int, ops.Consolidated]:
             before = store.generation()
             return before, ops.consolidate(store, ops.ConsolidateArgs(), job.progress)
 
@@ -78,10 +79,10 @@ def setup(server: LivingMemoryServer) -> None:
         )
         after = await project.call(store.generation)
         done[project.uri] = (before, after, time.monotonic())
-        counts = {k: v for k, v in result.items() if k != "changes"}
+        counts = {k: v for k, v in to_wire(result).items() if k != "changes"}
         log.info("%s: consolidated while idle: %s", project.name, counts)
         server.notify(CONSOLIDATED, {"folder": project.uri, "trigger": "idle", **counts})
-        changed = result.get("merged") or result.get("forgotten")
+        changed = result.merged or result.forgotten
         if changed and server.context is not None and project.state.request() is not None:
             server.context.request(project)
 

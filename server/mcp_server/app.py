@@ -69,9 +69,7 @@ class Backend:
         try:
             prepared = self.open().prepare(ingest=ingest)
             if prepared.first_run is not None:
-                log.info(
-                    "first ingestion of %s: %d memories", self.root, prepared.first_run["added"]
-                )
+                log.info("first ingestion of %s: %d memories", self.root, prepared.first_run.added)
         except Exception:
             log.warning("preparing the memory of %s failed", self.root, exc_info=True)
 
