@@ -26,7 +26,7 @@ from pygls.lsp.server import LanguageServer
 from pygls.protocol import LanguageServerProtocol
 from pygls.protocol.language_server import lsp_method
 
-from predictive import llm_config
+from predictive.operations import llm_config
 from server import settings as settings_mod
 from server.settings import Settings
 

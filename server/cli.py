@@ -21,12 +21,10 @@ from typing import Any, NoReturn
 
 import apsw
 
-from predictive import llm_config
 from predictive import operations as ops
-from predictive.operations import ArgumentError, Invalid
+from predictive.operations import Activity, ArgumentError, Invalid, llm_config
 from predictive.operations.requests import ReviewName
 from predictive.session import ProjectSession, find_root
-from predictive.signals import Activity
 from server.convert import to_wire
 from storage import (
     Anchor,
@@ -812,7 +810,7 @@ def cmd_consolidate(session: ProjectSession, a: argparse.Namespace) -> int:
         f"{out.contradictions_suspected} ({out.seconds:.1f} s)"
     )
     # -- issue 13: every change of the plan, one line each (--json lists them all) --
-    from predictive.consolidate import print_changes
+    from predictive.operations import print_changes
 
     print_changes(out)
     for reason in out.skipped:
@@ -888,9 +886,9 @@ def cmd_ask(session: ProjectSession, a: argparse.Namespace) -> int:
 def cmd_contradictions(session: ProjectSession, a: argparse.Namespace) -> int:
     store = session.store
     if a.status in ("review", "all"):  # memories whose code changed are reviewed too
-        from predictive.staleness import check
+        from predictive.operations import check_staleness
 
-        check(store, session.root)
+        check_staleness(store, session.root)
     found = ops.contradictions(store, ops.ContradictionsArgs(status=a.status, limit=a.limit))
     if a.json:
         _print_json(to_wire(found))

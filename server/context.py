@@ -20,7 +20,7 @@ import threading
 import time
 from typing import TYPE_CHECKING, Any
 
-from predictive.engine import AssembledContext
+from predictive.operations import AssembledContext
 from server.convert import to_wire
 from server.injection import WriteResult
 from server.projects import Announced, Project

@@ -20,12 +20,18 @@ from urllib.parse import unquote
 from lsprotocol import types
 from pygls.uris import to_fs_path
 
-from predictive.budget import DEFAULT_PROFILES, BudgetConfig
-from predictive.engine import AssembledContext, ContextEngine, ContextRequest
-from predictive.fixes import FixTracker
+from predictive.operations import (
+    DEFAULT_PROFILES,
+    Activity,
+    AssembledContext,
+    BranchChanged,
+    BudgetConfig,
+    ContextEngine,
+    ContextRequest,
+    EditorState,
+    FixTracker,
+)
 from predictive.session import ProjectSession
-from predictive.signals import Activity, BranchChanged
-from predictive.state import EditorState
 from server.injection import Injector, is_generated, is_injected_path
 from server.settings import Settings
 from storage import MemoryStore, StoreError

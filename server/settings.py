@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from predictive.llm_config import LlmConfig
+from predictive.operations import LlmConfig
 from server.convert import ConversionError, Invalid, camel, structure
 
 SECTION = "livingMemory"

@@ -40,6 +40,57 @@ def test_the_check_sees_imports_inside_functions(tmp_path: Path) -> None:
     assert imports_of(f) == {"server", "pygls"}
 
 
+# ---- the front doors' one door into predictive --------------------------------------------
+
+DOORS = ("predictive.operations", "predictive.session")
+"""What ``server/`` may import from ``predictive``: these modules and (the operations') their
+submodules; the operations package re-exports what a front door needs."""
+
+
+def predictive_imports(path: Path) -> set[str]:
+    """The ``predictive`` modules (or ``predictive.name`` for ``from predictive import name``)
+    a file imports, wherever the import stands."""
+    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    found: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found.update(a.name for a in node.names if a.name.split(".")[0] == "predictive")
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            if node.module == "predictive":
+                found.update(f"predictive.{a.name}" for a in node.names)
+            elif node.module.split(".")[0] == "predictive":
+                found.add(node.module)
+    return found
+
+
+def outside_the_doors(modules: set[str]) -> set[str]:
+    return {m for m in modules if not any(m == d or m.startswith(d + ".") for d in DOORS)}
+
+
+def test_server_reaches_predictive_only_through_operations_and_the_session() -> None:
+    files = sorted((ROOT / "server").rglob("*.py"))
+    wrong = {
+        str(f.relative_to(ROOT)): sorted(outside_the_doors(predictive_imports(f))) for f in files
+    }
+    assert {k: v for k, v in wrong.items() if v} == {}
+
+
+def test_the_door_check_sees_every_spelling(tmp_path: Path) -> None:
+    f = tmp_path / "m.py"
+    f.write_text(
+        "import predictive.engine\n"
+        "from predictive import operations, signals\n"
+        "from predictive.operations.requests import SearchArgs\n"
+        "def f():\n    from predictive.session import ProjectSession\n"
+        "    from predictive.sessions import x\n"
+    )
+    assert outside_the_doors(predictive_imports(f)) == {
+        "predictive.engine",
+        "predictive.signals",
+        "predictive.sessions",
+    }
+
+
 # ---- import cycles ---------------------------------------------------------------------------
 
 PACKAGES = ("storage", "predictive", "server")
@@ -180,3 +231,12 @@ def test_the_cycle_check_sees_type_checking_and_local_imports(tmp_path: Path) ->
     assert graph["pkg.c"] == {"pkg.a", "pkg.b"}
     assert cycles(graph) == [{"pkg.a", "pkg.b"}]
     assert a_cycle(graph, {"pkg.a", "pkg.b"}) == ["pkg.a", "pkg.b", "pkg.a"]
+
+
+def test_every_name_the_operations_export_resolves() -> None:
+    import predictive.operations as ops
+
+    assert sorted(ops.__all__) == sorted(ops._EXPORTS)
+    assert all(getattr(ops, name) is not None for name in ops.__all__)
+    with pytest.raises(AttributeError, match="no attribute 'nothing_here'"):
+        _ = ops.nothing_here

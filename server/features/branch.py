@@ -33,7 +33,7 @@ class BranchParams:
 
 
 def setup(server: LivingMemoryServer) -> None:
-    from predictive.signals import BranchChanged
+    from predictive.operations import BranchChanged
 
     def changed(project: Project, branch: str | None, previous: str | None) -> None:
         from storage import clip_anchor_value

@@ -32,7 +32,7 @@ class DiagnosticsParams:
 
 
 def setup(server: LivingMemoryServer) -> None:
-    from predictive.signals import Diagnostic, DiagnosticsChanged
+    from predictive.operations import Diagnostic, DiagnosticsChanged
 
     @server.on(DIAGNOSTICS_CHANGED, wait=False)
     async def diagnostics_changed(params: Any) -> None:
@@ -87,8 +87,7 @@ async def capture(
     """Observe the new diagnostics (on the project's worker, in order) and store any fix."""
     if not await server.project_ready(project):
         return
-    from predictive.fixes import record_fix
-    from predictive.operations import levels_of
+    from predictive.operations import levels_of, record_fix
     from server.projects import disk_text
 
     def work() -> list[tuple[int, bool, str]]:

@@ -58,7 +58,7 @@ def client_active_editor(options: Any) -> ClientActiveEditor | None:
 
 
 def setup(server: LivingMemoryServer) -> None:  # noqa: C901
-    from predictive.signals import (  # light: no store imports
+    from predictive.operations import (  # light: only the signals are imported
         DocumentOpened,
         DocumentSaved,
         FileOpened,

@@ -50,7 +50,7 @@ def signature(folder: Path) -> Signature:
 
 
 def folder_of(project: Project) -> Path:
-    from predictive.team import folder_of as resolve
+    from predictive.operations import shared_folder_of as resolve
 
     return resolve(project.root, project.settings.shared_folder)
 
@@ -78,7 +78,7 @@ class SharedFolderWatcher:
         self.seen[key] = sig
 
         def read() -> Any:
-            from predictive.team import read_folder
+            from predictive.operations import read_shared_folder as read_folder
             from storage.sources.records import SkipLog
 
             skips = SkipLog()

@@ -22,8 +22,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from predictive import hook_state
 from predictive.operations import capture as cap
+from predictive.operations import hook_state
 from predictive.operations.prompt import PROMPT_BUDGET, BriefArgs, PromptArgs
 from predictive.session import ProjectSession, find_root
 from storage.paths import ENV_DB, default_db_path

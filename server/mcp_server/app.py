@@ -17,7 +17,7 @@ from typing import Any, TypeVar
 
 from mcp.server.mcpserver import MCPServer
 
-from predictive.learning import Learning
+from predictive.operations import Learning
 from predictive.session import ProjectSession
 from storage import MemoryStore
 

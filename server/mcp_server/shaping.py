@@ -14,10 +14,7 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from predictive.compress import fill_levels
-from predictive.fit_to_budget import dumps, fit_items, tokens_of
-from predictive.retrieval import Found
-from predictive.tokens import count_tokens
+from predictive.operations import Found, count_tokens, dumps, fill_levels, fit_items, tokens_of
 from storage import Memory, MemoryStore, passages
 
 Form = tuple[str, str | None]

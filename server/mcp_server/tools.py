@@ -19,10 +19,16 @@ from pydantic import Field
 
 from predictive import judges
 from predictive import operations as ops
-from predictive.citation import citation
-from predictive.fit_to_budget import BudgetTooSmall, dumps, fit_items, fit_tree
-from predictive.operations import ArgumentError, Invalid
-from predictive.tokens import count_tokens
+from predictive.operations import (
+    ArgumentError,
+    BudgetTooSmall,
+    Invalid,
+    citation,
+    count_tokens,
+    dumps,
+    fit_items,
+    fit_tree,
+)
 from server.convert import to_wire
 from server.mcp_server.app import Backend
 from server.mcp_server.shaping import (
