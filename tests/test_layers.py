@@ -234,9 +234,17 @@ def test_the_cycle_check_sees_type_checking_and_local_imports(tmp_path: Path) ->
 
 
 def test_every_name_the_operations_export_resolves() -> None:
+    import importlib
+    import types
+
     import predictive.operations as ops
 
+    for module in ("search", "contradictions", "locked_contexts"):  # named like their function
+        importlib.import_module(f"predictive.operations.{module}")
     assert sorted(ops.__all__) == sorted(ops._EXPORTS)
-    assert all(getattr(ops, name) is not None for name in ops.__all__)
+    for name in ops.__all__:
+        value = getattr(ops, name)
+        assert value is not None
+        assert not isinstance(value, types.ModuleType) or ops._EXPORTS[name][1] is None, name
     with pytest.raises(AttributeError, match="no attribute 'nothing_here'"):
         _ = ops.nothing_here

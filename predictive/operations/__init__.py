@@ -13,6 +13,8 @@ importing one name loads only the module that defines it.
 from __future__ import annotations
 
 import importlib
+import sys
+import types
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -326,3 +328,18 @@ def __getattr__(name: str) -> Any:
 
 def __dir__() -> list[str]:
     return sorted({*globals(), *_EXPORTS})
+
+
+class _Operations(types.ModuleType):
+    """This package: a submodule named like the function it defines (``search``,
+    ``contradictions``, ``locked_contexts``) does not take the function's place once it is
+    imported."""
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        where = _EXPORTS.get(name)
+        if isinstance(value, types.ModuleType) and where is not None and where[1] is not None:
+            return
+        super().__setattr__(name, value)
+
+
+sys.modules[__name__].__class__ = _Operations
