@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import contextvars
 import importlib
 import inspect
 import logging
@@ -28,6 +27,7 @@ from pygls.protocol.language_server import lsp_method
 
 from predictive.operations import llm_config
 from server import settings as settings_mod
+from server.host import COMMAND_PARAMS, Listener
 from server.settings import Settings
 
 if TYPE_CHECKING:
@@ -38,13 +38,6 @@ log = logging.getLogger("living_memory.server")
 
 NAME = "living-memory"
 OUR_LOGGERS = ("living_memory", "server", "predictive", "storage")
-# The parameters of the workspace/executeCommand request being handled (for its work-done
-# token): set by the protocol, read by command handlers running in the same context.
-COMMAND_PARAMS: contextvars.ContextVar[types.ExecuteCommandParams | None] = contextvars.ContextVar(
-    "command_params", default=None
-)
-
-Listener = Callable[[Any], Any]
 
 
 def _version() -> str:

@@ -26,7 +26,7 @@ from predictive.operations.errors import ArgumentError
 from server.convert import ConversionError, Invalid, camel, structure
 
 if TYPE_CHECKING:
-    from server.app import LivingMemoryServer
+    from server.features.host import Server
 
 log = logging.getLogger("living_memory.commands")
 
@@ -65,7 +65,7 @@ def parse_arguments(command: str, cls: type[A], arguments: tuple[Any, ...]) -> A
 
 
 def command(
-    server: LivingMemoryServer, name: str, args: type[A]
+    server: Server, name: str, args: type[A]
 ) -> Callable[[Callable[[A], Awaitable[Any]]], Callable[[A], Awaitable[Any]]]:
     """Register ``livingMemory.<name>``: ``fn(args) -> JSON-able result``."""
     full = name if name.startswith(PREFIX) else PREFIX + name

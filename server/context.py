@@ -18,19 +18,26 @@ import asyncio
 import logging
 import threading
 import time
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from predictive.operations import AssembledContext
 from server.convert import to_wire
+from server.host import Host
 from server.injection import WriteResult
-from server.projects import Announced, Project
-
-if TYPE_CHECKING:
-    from server.app import LivingMemoryServer
+from server.projects import Announced, Project, Registry
 
 log = logging.getLogger("living_memory.context")
 
 CONTEXT_UPDATED = "livingMemory/contextUpdated"
+
+
+class ContextHost(Host, Protocol):
+    """The server as the context service sees it: the projects, and whether one is ready."""
+
+    @property
+    def registry(self) -> Registry | None: ...
+
+    async def project_ready(self, project: Project) -> bool: ...
 
 
 def view(
@@ -72,7 +79,7 @@ def payload(
 class ContextService:
     """Keeps each project's context current and tells the client."""
 
-    def __init__(self, server: LivingMemoryServer) -> None:
+    def __init__(self, server: ContextHost) -> None:
         self.server = server
         self.pending: dict[Project, asyncio.Task[Any]] = {}
         self.last_id = 0  # contextId of the latest announced context (any project)

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 from lsprotocol import types
 
 if TYPE_CHECKING:
-    from server.app import LivingMemoryServer
+    from server.host import Host
 
 log = logging.getLogger("living_memory.jobs")
 
@@ -36,9 +36,7 @@ class JobCancelled(Exception):
 class Job:
     """Handed to the work function: report progress, check for cancellation."""
 
-    def __init__(
-        self, server: LivingMemoryServer, title: str, token: types.ProgressToken | None
-    ) -> None:
+    def __init__(self, server: Host, title: str, token: types.ProgressToken | None) -> None:
         self.server = server
         self.title = title
         self.token = token
@@ -81,7 +79,7 @@ class Job:
 class Jobs:
     """The server's running jobs, by request id, for ``$/cancelRequest``."""
 
-    def __init__(self, server: LivingMemoryServer) -> None:
+    def __init__(self, server: Host) -> None:
         self.server = server
         self.by_request: dict[Any, Job] = {}
         self.running: set[Job] = set()

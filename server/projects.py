@@ -14,7 +14,7 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 from urllib.parse import unquote
 
 from lsprotocol import types
@@ -32,6 +32,7 @@ from predictive.operations import (
     FixTracker,
 )
 from predictive.session import ProjectSession
+from server.host import Host
 from server.injection import Injector, is_generated, is_injected_path
 from server.settings import Settings
 from storage import MemoryStore, StoreError
@@ -40,9 +41,28 @@ from storage.paths import current_branch, default_db_path, git_root, project_key
 
 if TYPE_CHECKING:
     from predictive.operations import Ingested
-    from server.app import LivingMemoryServer
+    from server.jobs import Jobs
 
 log = logging.getLogger("living_memory.projects")
+
+
+class ContextRequests(Protocol):
+    """What a project asks of the context service: refresh its active file's context."""
+
+    def request(
+        self, project: Project, delay_ms: int | None = None, *, leading: bool = True
+    ) -> None: ...
+
+
+class ProjectHost(Host, Protocol):
+    """The server as a project sees it: its jobs and the context service, besides the rest."""
+
+    @property
+    def jobs(self) -> Jobs: ...
+
+    @property
+    def context(self) -> ContextRequests | None: ...
+
 
 WARMUP_PATH = ".living-memory/warm-up"
 
@@ -146,7 +166,7 @@ class Project:
 
     def __init__(
         self,
-        server: LivingMemoryServer,
+        server: ProjectHost,
         uri: str,
         folder: Path,
         settings: Settings,
@@ -445,7 +465,7 @@ class Project:
 class Registry:
     """The projects of the open workspace folders; maps documents to them."""
 
-    def __init__(self, server: LivingMemoryServer) -> None:
+    def __init__(self, server: ProjectHost) -> None:
         self.server = server
         self.embedders = Embedders()
         self.stores = SharedStores(self.embedders)
@@ -543,7 +563,7 @@ class Registry:
             await p.close()
 
 
-def open_text(server: LivingMemoryServer, uri: str) -> str | None:
+def open_text(server: Host, uri: str) -> str | None:
     """The editor's copy of a document when it is open (call on the event loop)."""
     doc = server.workspace.text_documents.get(unquote(uri))
     return doc.source if doc is not None else None

@@ -17,7 +17,7 @@ from storage.redact import redact
 from storage.rows import bump, choice, now, require, unit
 
 if TYPE_CHECKING:
-    from storage.repository import MemoryStore
+    from storage.store_view import StoreConn
 
 
 PENDING = (ContradictionStatus.OPEN, ContradictionStatus.SUSPECTED)
@@ -30,7 +30,7 @@ class Contradictions:
     """Pairs of memories that disagree, each open (shown with its memories), suspected
     (listed for review only), resolved or dismissed."""
 
-    def __init__(self, store: MemoryStore) -> None:
+    def __init__(self, store: StoreConn) -> None:
         self._store = store
 
     def add(

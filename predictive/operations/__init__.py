@@ -18,7 +18,7 @@ import types
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from predictive import hook_state, llm_config
+    from predictive import hook_state, judges, llm_config
     from predictive.budget import DEFAULT_PROFILES, BudgetConfig
     from predictive.citation import citation
     from predictive.compress import fill_levels
@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from predictive.fit_to_budget import BudgetTooSmall, dumps, fit_items, fit_tree, tokens_of
     from predictive.fixes import FixTracker, record_fix
     from predictive.learning import Learning
+    from predictive.llm import HostUnavailable, Send
     from predictive.llm_config import LlmConfig
     from predictive.operations.context import context_for_file, project_path
     from predictive.operations.contradictions import contradictions, resolve_contradiction
@@ -206,6 +207,10 @@ _EXPORTS: dict[str, tuple[str, str | None]] = {
     "LlmConfig": ("predictive.llm_config", "LlmConfig"),
     "llm_config": ("predictive.llm_config", None),
     "hook_state": ("predictive.hook_state", None),
+    # the chain of contradiction judges, and a host's model (the editor's, an MCP client's)
+    "judges": ("predictive.judges", None),
+    "HostUnavailable": ("predictive.llm", "HostUnavailable"),
+    "Send": ("predictive.llm", "Send"),
 }
 __all__ = [
     "DEFAULT_PROFILES",
@@ -237,6 +242,7 @@ __all__ = [
     "FolderArgs",
     "ForgetArgs",
     "Found",
+    "HostUnavailable",
     "IdArgs",
     "IngestArgs",
     "Ingested",
@@ -260,6 +266,7 @@ __all__ = [
     "ReviewArgs",
     "ReviewListArgs",
     "SearchArgs",
+    "Send",
     "SessionSearchArgs",
     "ShareArgs",
     "anchors_of",
@@ -282,6 +289,7 @@ __all__ = [
     "hook_state",
     "ignore",
     "ingest",
+    "judges",
     "levels_of",
     "llm_config",
     "lock",

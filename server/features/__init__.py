@@ -24,7 +24,7 @@ from server.features import (
 )
 
 if TYPE_CHECKING:
-    from server.app import LivingMemoryServer
+    from server.features.host import Server
 
 MODULES = (
     lifecycle,
@@ -42,6 +42,6 @@ MODULES = (
 )
 
 
-def setup_all(server: LivingMemoryServer) -> None:
+def setup_all(server: Server) -> None:
     for module in MODULES:
         module.setup(server)

@@ -17,7 +17,7 @@ from pygls.uris import to_fs_path
 from server.convert import ConversionError, structure
 
 if TYPE_CHECKING:
-    from server.app import LivingMemoryServer
+    from server.features.host import Server
     from server.projects import Project
 
 log = logging.getLogger("living_memory.branch")
@@ -32,7 +32,7 @@ class BranchParams:
     previous: str | None = None
 
 
-def setup(server: LivingMemoryServer) -> None:
+def setup(server: Server) -> None:
     from predictive.operations import BranchChanged
 
     def changed(project: Project, branch: str | None, previous: str | None) -> None:
@@ -96,7 +96,7 @@ def setup(server: LivingMemoryServer) -> None:
             changed(project, p.branch, p.previous)
 
 
-def targets(server: LivingMemoryServer, folder: str | None) -> list[Project]:
+def targets(server: Server, folder: str | None) -> list[Project]:
     """The projects a repository URI concerns: those in it, or the one containing it."""
     assert server.registry is not None
     projects = list(server.registry.projects.values())

@@ -18,7 +18,7 @@ from predictive.operations.requests import ActivityName
 from server.commands import ArgumentError, command
 
 if TYPE_CHECKING:
-    from server.app import LivingMemoryServer
+    from server.features.host import Server
 
 
 @dataclass(frozen=True)
@@ -45,7 +45,7 @@ class AssembleArgs:
         )
 
 
-def setup(server: LivingMemoryServer) -> None:
+def setup(server: Server) -> None:
     @command(server, "assembleContext", AssembleArgs)
     async def assemble_context(args: AssembleArgs) -> dict[str, Any]:
         project = await server.project_for(folder=args.folder, uri=args.uri)

@@ -11,10 +11,10 @@ from server.commands import command
 from server.convert import to_wire
 
 if TYPE_CHECKING:
-    from server.app import LivingMemoryServer
+    from server.features.host import Server
 
 
-def setup(server: LivingMemoryServer) -> None:
+def setup(server: Server) -> None:
     @command(server, "contradictions", ContradictionsArgs)
     async def contradictions(a: ContradictionsArgs) -> Any:
         project = await server.project_for(folder=a.folder)

@@ -16,7 +16,7 @@ from server.convert import ConversionError, structure
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from server.app import LivingMemoryServer
+    from server.features.host import Server
     from server.projects import Project
 
 log = logging.getLogger("living_memory.diagnostics")
@@ -31,7 +31,7 @@ class DiagnosticsParams:
     diagnostics: tuple[Any, ...] = ()
 
 
-def setup(server: LivingMemoryServer) -> None:
+def setup(server: Server) -> None:
     from predictive.operations import Diagnostic, DiagnosticsChanged
 
     @server.on(DIAGNOSTICS_CHANGED, wait=False)
@@ -77,7 +77,7 @@ def setup(server: LivingMemoryServer) -> None:
 
 
 async def capture(
-    server: LivingMemoryServer,
+    server: Server,
     project: Project,
     path: Path,
     rel: str,

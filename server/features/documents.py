@@ -22,7 +22,7 @@ from lsprotocol import types
 from server.convert import ConversionError, structure
 
 if TYPE_CHECKING:
-    from server.app import LivingMemoryServer
+    from server.features.host import Server
 
 log = logging.getLogger("living_memory.documents")
 
@@ -57,7 +57,7 @@ def client_active_editor(options: Any) -> ClientActiveEditor | None:
         return None
 
 
-def setup(server: LivingMemoryServer) -> None:  # noqa: C901
+def setup(server: Server) -> None:  # noqa: C901
     from predictive.operations import (  # light: only the signals are imported
         DocumentOpened,
         DocumentSaved,

@@ -20,7 +20,7 @@ from server.features.diagnostics import DIAGNOSTICS_CHANGED
 from server.features.documents import ACTIVE_EDITOR_CHANGED
 
 if TYPE_CHECKING:
-    from server.app import LivingMemoryServer
+    from server.features.host import Server
     from server.jobs import Job
     from server.projects import Project
 
@@ -41,7 +41,7 @@ OFF_POLL_SECONDS = 5.0
 MAX_POLL_SECONDS = 30.0
 
 
-def setup(server: LivingMemoryServer) -> None:
+def setup(server: Server) -> None:
     last_event = [time.monotonic()]
     done: dict[str, tuple[int, int, float]] = {}  # folder URI → (generation before, after, time)
 

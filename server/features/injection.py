@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 from server.commands import RequestFailed, command
 
 if TYPE_CHECKING:
-    from server.app import LivingMemoryServer
+    from server.features.host import Server
 
 
 @dataclass(frozen=True)
@@ -18,7 +18,7 @@ class ClaudeImportArgs:
     folder: str | None = None
 
 
-def setup(server: LivingMemoryServer) -> None:
+def setup(server: Server) -> None:
     @command(server, "enableClaudeImport", ClaudeImportArgs)
     async def enable_claude_import(a: ClaudeImportArgs) -> Any:
         from server.injection import enable_claude_import as add_line

@@ -25,13 +25,11 @@ from typing import TYPE_CHECKING, Any
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException
 
-from predictive import judges
-from predictive.llm import HostUnavailable, Send
-from predictive.operations import ArgumentError
+from predictive.operations import ArgumentError, HostUnavailable, Send, judges
 from server.commands import command
 
 if TYPE_CHECKING:
-    from server.app import LivingMemoryServer
+    from server.features.host import Server
     from server.jobs import Job
 
 log = logging.getLogger("living_memory.judge")
@@ -86,7 +84,7 @@ def reply_text(reply: Any) -> str:
     return json.dumps(answer)
 
 
-def editor_send(server: LivingMemoryServer, timeout: float = REQUEST_TIMEOUT_S) -> Send:
+def editor_send(server: Server, timeout: float = REQUEST_TIMEOUT_S) -> Send:
     """Ask the editor's models through the client, from a worker thread."""
 
     def send(messages: list[dict[str, str]], max_tokens: int) -> str:
@@ -122,7 +120,7 @@ def editor_send(server: LivingMemoryServer, timeout: float = REQUEST_TIMEOUT_S) 
     return send
 
 
-def setup(server: LivingMemoryServer) -> None:
+def setup(server: Server) -> None:
     @server.on(types.INITIALIZED, wait=False)
     def offer(params: Any) -> None:
         if announced(getattr(server.protocol, "client_capabilities", None)):

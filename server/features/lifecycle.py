@@ -20,14 +20,14 @@ from server import settings as settings_mod
 from server.settings import SECTION
 
 if TYPE_CHECKING:
-    from server.app import LivingMemoryServer
+    from server.features.host import Server
 
 log = logging.getLogger("living_memory.lifecycle")
 
 CONFIG_TIMEOUT_S = 5.0
 
 
-def setup(server: LivingMemoryServer) -> None:
+def setup(server: Server) -> None:
     state: dict[str, Any] = {"folders": []}
 
     @server.on(types.INITIALIZE, wait=False)
@@ -109,7 +109,7 @@ def setup(server: LivingMemoryServer) -> None:
         await stop_work(server)
 
 
-async def stop_work(server: LivingMemoryServer) -> None:
+async def stop_work(server: Server) -> None:
     """Cancel the long jobs and pending contexts and close every store (what is committed
     stays)."""
     server.shutting_down = True
@@ -121,7 +121,7 @@ async def stop_work(server: LivingMemoryServer) -> None:
         await server.registry.close()
 
 
-async def exit_now(server: LivingMemoryServer) -> None:
+async def exit_now(server: Server) -> None:
     """The client's process is gone: close the stores and end the process. (Our stdin may
     still be open, and a thread is blocked reading it, so a normal exit would wait for ever.)"""
     try:
@@ -134,7 +134,7 @@ async def exit_now(server: LivingMemoryServer) -> None:
 
 
 async def pull_configuration(
-    server: LivingMemoryServer, folders: list[str], *, global_too: bool = True
+    server: Server, folders: list[str], *, global_too: bool = True
 ) -> None:
     """Ask the client for ``livingMemory`` settings (pull model), over initializationOptions."""
     if not server.client_supports("workspace.configuration"):

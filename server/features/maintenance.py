@@ -14,15 +14,14 @@ from predictive import operations as ops
 from predictive.operations import ConsolidateArgs, IngestArgs, ReindexArgs
 from server.commands import command
 from server.convert import to_wire
+from server.host import COMMAND_PARAMS
 
 if TYPE_CHECKING:
-    from server.app import LivingMemoryServer
+    from server.features.host import Server
     from server.jobs import Job
 
 
-def setup(server: LivingMemoryServer) -> None:
-    from server.app import COMMAND_PARAMS
-
+def setup(server: Server) -> None:
     def request_context() -> tuple[Any, Any]:
         params = COMMAND_PARAMS.get()
         token = params.work_done_token if params is not None else None

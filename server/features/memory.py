@@ -24,7 +24,7 @@ from server.commands import command
 from server.convert import to_wire
 
 if TYPE_CHECKING:
-    from server.app import LivingMemoryServer
+    from server.features.host import Server
     from server.projects import Project
 
 
@@ -40,7 +40,7 @@ def _stats(project: Project) -> dict[str, Any]:
     return out
 
 
-def setup(server: LivingMemoryServer) -> None:
+def setup(server: Server) -> None:
     async def run(
         folder: str | None, fn: Callable[..., Any], *args: Any, uri: str | None = None
     ) -> Any:

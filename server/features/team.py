@@ -20,7 +20,7 @@ from server.commands import command
 from server.convert import to_wire
 
 if TYPE_CHECKING:
-    from server.app import LivingMemoryServer
+    from server.features.host import Server
     from server.projects import Project
 
 log = logging.getLogger("living_memory.team")
@@ -58,7 +58,7 @@ def folder_of(project: Project) -> Path:
 class SharedFolderWatcher:
     """Reads a project's shared folder into its store when the folder's files change."""
 
-    def __init__(self, server: LivingMemoryServer) -> None:
+    def __init__(self, server: Server) -> None:
         self.server = server
         self.seen: dict[str, Signature] = {}
 
@@ -117,7 +117,7 @@ class SharedFolderWatcher:
             await asyncio.sleep(interval)
 
 
-def setup(server: LivingMemoryServer) -> None:
+def setup(server: Server) -> None:
     watcher = SharedFolderWatcher(server)
 
     @server.on(types.INITIALIZED)

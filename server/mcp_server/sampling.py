@@ -18,7 +18,7 @@ from typing import Any
 from mcp.shared.exceptions import MCPError
 from mcp_types import ClientCapabilities, SamplingCapability, SamplingMessage, TextContent
 
-from predictive.llm import HostUnavailable, Send
+from predictive.operations import HostUnavailable, Send
 
 log = logging.getLogger("living_memory.mcp")
 

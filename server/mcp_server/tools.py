@@ -10,14 +10,13 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Callable, Iterator
-from typing import Annotated, Any, Literal, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, Literal, Protocol, TypeVar
 
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp_types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import Field
 
-from predictive import judges
 from predictive import operations as ops
 from predictive.operations import (
     ArgumentError,
@@ -28,9 +27,9 @@ from predictive.operations import (
     dumps,
     fit_items,
     fit_tree,
+    judges,
 )
 from server.convert import to_wire
-from server.mcp_server.app import Backend
 from server.mcp_server.shaping import (
     Form,
     fit_richest,
@@ -41,6 +40,10 @@ from server.mcp_server.shaping import (
 )
 from storage import AccessKind, Memory, MemoryStore, StoreError
 from storage.text import parse_instant
+
+if TYPE_CHECKING:
+    from predictive.operations import Learning
+    from predictive.session import ProjectSession
 
 T = TypeVar("T")
 log = logging.getLogger("living_memory.mcp")
@@ -83,6 +86,18 @@ def _result(payload: dict[str, Any]) -> CallToolResult:
     )
 
 
+class ToolBackend(Protocol):
+    """What the tools use of the MCP server's backend (:class:`server.mcp_server.app.Backend`):
+    the project's session, its store's worker thread, what is still being learned."""
+
+    @property
+    def learning(self) -> Learning: ...
+
+    def open(self) -> ProjectSession: ...
+
+    async def call(self, fn: Callable[[MemoryStore], T]) -> T: ...
+
+
 def _as_of(value: str | None) -> float | None:
     if value is None or not str(value).strip():
         return None
@@ -94,7 +109,7 @@ def _as_of(value: str | None) -> float | None:
     return at
 
 
-async def _call(backend: Backend, fn: Callable[[MemoryStore], T]) -> T:
+async def _call(backend: ToolBackend, fn: Callable[[MemoryStore], T]) -> T:
     """``fn(store)`` on the worker thread; anticipated failures become a clear tool error, and
     so does a crash (its type and message; the traceback goes to the log)."""
     try:
@@ -123,7 +138,7 @@ def _nodes(forest: list[dict[str, Any]]) -> Iterator[dict[str, Any]]:
         yield from _nodes(n.get("children") or [])
 
 
-def register(app: MCPServer, backend: Backend) -> None:  # noqa: C901
+def register(app: MCPServer, backend: ToolBackend) -> None:  # noqa: C901
     """Add every tool to ``app``."""
 
     def _noted(
