@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from predictive.engine import ContextRequest
@@ -19,22 +20,31 @@ from predictive.signals import (
 )
 
 
+def _no_documents(path: str) -> str | None:
+    return None
+
+
 @dataclass
 class EditorState:
-    """The active file and its text, the branch, everyone's diagnostics, the activity override.
+    """The active file, the branch, everyone's diagnostics, the activity override.
 
     ``apply`` returns the request to assemble when a signal changes what the active file's
     context depends on, else None (diagnostics of a background file, a save of another file).
+
+    Documents' text is the editor's, not kept here: ``documents`` reads an open document's
+    text by its path in the project (the language server reads pygls' workspace), when a
+    request is made; the signals' text only tells whether it changed.
     """
 
     root: str | None = None
     budget: int | None = None
     active: str | None = None
-    texts: dict[str, str | None] = field(default_factory=dict)
+    documents: Callable[[str], str | None] = _no_documents
     languages: dict[str, str | None] = field(default_factory=dict)
     branch: str | None = None
     diagnostics: dict[str, tuple[Diagnostic, ...]] = field(default_factory=dict)
     activity: Activity | None = None
+    _seen: dict[str, int] = field(default_factory=dict, repr=False)  # path → hash of its text
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     def apply(self, signal: Signal) -> ContextRequest | None:
@@ -44,9 +54,8 @@ class EditorState:
 
     def _apply(self, signal: Signal) -> bool:
         if isinstance(signal, FileOpened):
-            # a tab switch carries no text: keep what didOpen/didSave told us
-            if signal.text is not None or signal.path not in self.texts:
-                self.texts[signal.path] = signal.text
+            if signal.text is not None:  # a tab switch carries none
+                self._seen[signal.path] = hash(signal.text)
             if signal.language_id is not None or signal.path not in self.languages:
                 self.languages[signal.path] = signal.language_id
             switched = signal.path != self.active
@@ -54,14 +63,14 @@ class EditorState:
             return switched or signal.text is not None
         if isinstance(signal, DocumentOpened):
             # known text, same active file: only the active file's own text matters
-            before = self.texts.get(signal.path)
-            self.texts[signal.path] = signal.text
+            before = self._seen.get(signal.path)
+            self._seen[signal.path] = hash(signal.text)
             if signal.language_id is not None or signal.path not in self.languages:
                 self.languages[signal.path] = signal.language_id
-            return signal.path == self.active and signal.text != before
+            return signal.path == self.active and hash(signal.text) != before
         if isinstance(signal, DocumentSaved):
             if signal.text is not None:
-                self.texts[signal.path] = signal.text
+                self._seen[signal.path] = hash(signal.text)
             return signal.path == self.active
         if isinstance(signal, BranchChanged):
             if signal.new == self.branch:
@@ -95,7 +104,7 @@ class EditorState:
     def _request_for(self, path: str) -> ContextRequest:
         return ContextRequest(
             path=path,
-            text=self.texts.get(path),
+            text=self.documents(path),
             language_id=self.languages.get(path),
             branch=self.branch,
             diagnostics=self.diagnostics.get(path, ()),
@@ -105,7 +114,8 @@ class EditorState:
         )
 
     def forget(self, path: str) -> None:
-        """A closed document: drop its text (its diagnostics may still come from others)."""
+        """A closed document: forget its language (its diagnostics may still come from
+        others; its text is gone from the editor)."""
         with self._lock:
-            self.texts.pop(path, None)
+            self._seen.pop(path, None)
             self.languages.pop(path, None)

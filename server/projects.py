@@ -180,7 +180,7 @@ class Project:
         self.settings = settings
         self.stores = stores
         self.name = folder.name or str(folder)
-        self.state = EditorState(root=str(self.root))
+        self.state = EditorState(root=str(self.root), documents=self.document_text)
         self.fixes = FixTracker()
         self.injector = self._injector(settings)
         self.worker = ThreadPoolExecutor(1, thread_name_prefix=f"lm-store-{self.name}")
@@ -454,6 +454,11 @@ class Project:
         except (ValueError, OSError):
             return path.as_posix()
 
+    def document_text(self, rel: str) -> str | None:
+        """The editor's text of an open document of this project (None when it is not open)."""
+        uri = self.uris.get(rel)
+        return None if uri is None else open_text(self.server, uri)
+
     def contains(self, path: Path) -> bool:
         try:
             path.resolve().relative_to(self.folder.resolve())
@@ -564,7 +569,9 @@ class Registry:
 
 
 def open_text(server: Host, uri: str) -> str | None:
-    """The editor's copy of a document when it is open (call on the event loop)."""
+    """The editor's copy of a document when it is open (pygls' workspace; reading it from the
+    project's worker takes the text as it is at that moment: the workspace replaces a
+    document's text whole on every change)."""
     doc = server.workspace.text_documents.get(unquote(uri))
     return doc.source if doc is not None else None
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
+from urllib.parse import unquote
 
 from lsprotocol import types
 
@@ -136,7 +137,17 @@ def setup(server: Server) -> None:  # noqa: C901
         project, _, rel = found
         from server.projects import open_text
 
-        text = params.text if params.text is not None else open_text(server, uri)
+        text = open_text(server, uri)
+        if params.text is not None and params.text != text:
+            # what was saved is the document's text: a client that sends no edits (or sends
+            # them late) gives it only here, and the workspace is where the text is kept
+            doc = server.workspace.text_documents.get(unquote(uri))
+            if doc is not None:
+                server.workspace.update_text_document(
+                    types.VersionedTextDocumentIdentifier(uri=uri, version=doc.version or 0),
+                    types.TextDocumentContentChangeWholeDocument(text=params.text),
+                )
+            text = params.text
         refresh(project, project.state.apply(DocumentSaved(rel, text)))
 
     @server.on(types.TEXT_DOCUMENT_DID_CLOSE)
