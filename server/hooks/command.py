@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-ACTIONS = "EVENT | install | uninstall | serve | stop | status"
+ACTIONS = "EVENT | install | uninstall | serve [--stop] | status"
 
 
 def _arguments(p: argparse.ArgumentParser) -> None:
@@ -31,6 +31,7 @@ def _arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--root", type=Path, dest="hook_root", metavar="DIR", help="the project")
     p.add_argument("--dry-run", action="store_true", help="install/uninstall: print the diff")
     p.add_argument("--idle", type=float, default=1800.0, help="serve: leave after idle seconds")
+    p.add_argument("--stop", action="store_true", help="serve: stop the running daemon")
     p.add_argument("--warm", action="store_true", help=argparse.SUPPRESS)  # event on stdin
 
 
@@ -55,6 +56,8 @@ def run(args: argparse.Namespace) -> int:
     action = args.action
     if action in ("install", "uninstall"):
         return _install(args, remove=action == "uninstall")
+    if action == "serve" and args.stop:
+        return _stop()
     if action == "serve":
         from server.hooks.daemon import serve
 
@@ -64,8 +67,6 @@ def run(args: argparse.Namespace) -> int:
         return serve(idle=args.idle, warm=_warm_event() if args.warm else None)
     if action == "status":
         return _status()
-    if action == "stop":
-        return _stop()
     from server.hooks.client import answer
 
     argv = [action, "--client", args.client or "claude"]

@@ -4,7 +4,7 @@ It listens on a Unix socket in the hooks' folder of the data directory (private 
 keeps one project session per project open (store, embedder, context engine), answers each
 event on one thread and learns turns on another, so a prompt's answer costs a search, not an
 interpreter, a model load and a store opening. It leaves after ``idle`` seconds without an
-event or when asked to stop (``living-memory hook stop``); the hook command falls back to
+event or when asked to stop (``living-memory hook serve --stop``); the hook command falls back to
 answering without it while it is not running (and starts it).
 Protocol: one JSON request per connection (``client``, ``event``, ``input``, ``cwd``, ``db``,
 ``budget``; or ``control``: ``status`` | ``stop``), one JSON reply (``stdout``).

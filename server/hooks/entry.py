@@ -1,13 +1,13 @@
 """The hook command as an agent runs it: ``python -m server hook EVENT --client C`` answers an
-event (see :mod:`server.hooks.client`); ``install``, ``uninstall``, ``serve``, ``stop`` and
+event (see :mod:`server.hooks.client`); ``install``, ``uninstall``, ``serve`` (``serve --stop``) and
 ``status`` are the command line's (see :mod:`server.hooks.command`). Nothing heavy is
-imported here."""
+imported here. (``stop`` is not one: it is Cursor's event.)"""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-COMMANDS = frozenset({"install", "uninstall", "serve", "stop", "status", "-h", "--help"})
+COMMANDS = frozenset({"install", "uninstall", "serve", "status", "-h", "--help"})
 
 
 def main(args: Sequence[str]) -> int:
