@@ -618,14 +618,17 @@ class _Run:
         self, conv: Conversation, start: int, sessions: SessionStore, report: SourceReport
     ) -> bool:
         """Learn a conversation whose first ``start`` messages are stored already: only the
-        messages from the turn that was open at ``start`` on are redacted and saved; the
+        messages from ``start`` on (from the turn still open then) are redacted and saved; the
         extraction, summary and memory read the whole conversation, its earlier messages as
         stored (redacted already). False (nothing done) when the store lacks them."""
         known = sessions.find(conv.tool, conv.external_id)
         if known is None or start > len(conv.messages):
             return False
-        users = [i for i, m in enumerate(conv.messages[:start]) if m.role == "user"]
-        cut = users[-1] if users else 0  # the turn learned half-way is read again whole
+        cut = start
+        if start < len(conv.messages) and conv.messages[start].role != "user":
+            # the turn learned half-way (its transcript lagged) is read again whole
+            users = [i for i, m in enumerate(conv.messages[:start]) if m.role == "user"]
+            cut = users[-1] if users else 0
         stored = sessions.messages(known.id, 0, conv.messages[cut].idx) if cut else []
         if cut and not stored:  # the store lost what it learned: learn it all again
             return False

@@ -116,14 +116,16 @@ def note_turn(
 
 
 def _mark(conv: Conversation) -> str:
-    """How much of ``conv`` is learned: its message count and a digest of its last message
-    (so a transcript rewritten before that point is learned whole again)."""
+    """How much of ``conv`` is learned: its message count and a digest of its messages (so a
+    transcript rewritten before that point is learned whole again; hashing is cheap next to
+    redaction)."""
     msgs = without_injected(conv).messages
     if not msgs:
         return ""
-    last = msgs[-1]
-    digest = hashlib.sha256(f"{last.idx}\0{last.role}\0{last.text}".encode()).hexdigest()[:16]
-    return f"{len(msgs)}:{digest}"
+    h = hashlib.sha256()
+    for m in msgs:
+        h.update(f"{m.idx}\0{m.role}\0{m.text}\0".encode("utf-8", "surrogatepass"))
+    return f"{len(msgs)}:{h.hexdigest()[:16]}"
 
 
 def _learned(conv: Conversation, mark: str) -> int:
