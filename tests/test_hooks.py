@@ -547,6 +547,8 @@ def test_the_daemon_answers_what_the_cold_path_answers(
             time.sleep(0.1)
         assert sock.exists()
         assert oct(sock.stat().st_mode & 0o777) == "0o600"
+        # started by hand in the project, it opens the project's memory before any event
+        assert wait_for(lambda: "warm after" in log_text(env))
         warm = run(env, "claude", "UserPromptSubmit", payload, project)
         assert warm.returncode == 0 and warm.stderr == ""
         assert claude_context(warm.stdout, "UserPromptSubmit") == claude_context(

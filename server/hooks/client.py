@@ -16,20 +16,21 @@ from __future__ import annotations
 
 import contextlib
 import json
-import logging
 import os
 import socket
-import subprocess
 import sys
 import time
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from server.hooks import where
 
-log = logging.getLogger("living_memory.hooks")
+if TYPE_CHECKING:
+    import logging
 
 MAX_INPUT = 8_000_000  # bytes of an event read from stdin
 ENV_DAEMON = "LIVING_MEMORY_HOOK_DAEMON"  # "0": never use or start the daemon
+ENV_DB = "LIVING_MEMORY_DB"  # the caller's database, handed to the daemon with each event
 ENV_SYNC = "LIVING_MEMORY_HOOK_SYNC"  # "1": learn turns before exiting (tests, replays)
 CONNECT_SECONDS = 0.25
 ANSWER_SECONDS = 2.0  # how long a prompt's answer may take the daemon before nothing is said
@@ -40,6 +41,15 @@ PROMPT_EVENTS = frozenset(
 START_EVENTS = frozenset({"SessionStart", "sessionStart"})  # answered cold: no model needed
 QUIET_EVENTS = frozenset({"UserPromptSubmit"})  # cold: nothing to say, nothing to note
 START_LOCK_SECONDS = 30.0
+
+
+def _log() -> logging.Logger:
+    """The hooks' logger, writing to their log file (set up on first use: a warm answer that
+    goes well logs nothing here, the daemon has logged it)."""
+    import logging
+
+    where.file_logging()
+    return logging.getLogger("living_memory.hooks")
 
 
 def _options(args: Sequence[str]) -> tuple[str, str, int | None, str | None]:
@@ -118,6 +128,8 @@ def start_daemon(warm: dict[str, object] | None = None) -> None:
     except FileExistsError:
         return
     os.close(fd)
+    import subprocess
+
     child = subprocess.Popen(
         [*interpreter_command(), "hook", "serve", *(["--warm"] if warm else [])],
         stdin=subprocess.PIPE if warm else subprocess.DEVNULL,
@@ -137,6 +149,8 @@ def spawn_background(request: dict[str, object]) -> None:
     """Handle an event in a detached process (the agent does not wait for it): its turn is
     learned, and with ``request["handle"]`` the event is answered there first (its notes
     kept, its answer dropped)."""
+    import subprocess
+
     child = subprocess.Popen(
         [*interpreter_command(), "hook", "_learn"],
         stdin=subprocess.PIPE,
@@ -154,6 +168,7 @@ def _cold(request: dict[str, object]) -> str:
     """Answer in this process; the slow part runs detached (or here with ``ENV_SYNC``)."""
     from server.hooks.handler import Sessions, describe, handle, parse, run_background
 
+    where.file_logging()
     started = time.perf_counter()
     sessions = Sessions()
     e = reply = None
@@ -175,7 +190,7 @@ def _cold(request: dict[str, object]) -> str:
         return reply.stdout
     finally:
         sessions.close()
-        log.info("cold %s", describe(e, reply, (time.perf_counter() - started) * 1e3))
+        _log().info("cold %s", describe(e, reply, (time.perf_counter() - started) * 1e3))
 
 
 def learn(raw: bytes) -> int:
@@ -210,7 +225,7 @@ def _no_daemon(request: dict[str, object]) -> str:
     client, event = str(request["client"]), str(request["event"])
     if event in START_EVENTS:
         return _cold(request)
-    log.info("no hook daemon yet: %s %s answered empty", client, event)
+    _log().info("no hook daemon yet: %s %s answered empty", client, event)
     if client == "cursor" or event not in QUIET_EVENTS:
         spawn_background({**request, "handle": True})
     return neutral(client, event)
@@ -226,10 +241,9 @@ def _read_stdin() -> str:
 
 def answer(args: Sequence[str]) -> int:
     """``hook EVENT [--client C] [--budget N]``: answer one event; exit 0 whatever happens."""
-    started = time.perf_counter()
     try:
-        where.file_logging()
         if args and args[0] == "_learn":
+            where.file_logging()
             return learn(sys.stdin.buffer.read(MAX_INPUT))
         event, client, budget, extra = _options(args)
         raw = extra if extra is not None and event == "notify" else _read_stdin()
@@ -238,25 +252,23 @@ def answer(args: Sequence[str]) -> int:
             "event": event,
             "input": raw,
             "cwd": os.getcwd(),
-            "db": os.environ.get("LIVING_MEMORY_DB") or None,
+            "db": os.environ.get(ENV_DB) or None,
             "budget": budget,
         }
         wait = ANSWER_SECONDS if event in PROMPT_EVENTS else EVENT_SECONDS
         try:
             out = ask_daemon(request, wait)
         except (OSError, ValueError) as e:
-            log.warning("the hook daemon did not answer %s %s: %s", client, event, e)
+            _log().warning("the hook daemon did not answer %s %s: %s", client, event, e)
             out = neutral(client, event)  # a slow daemon: nothing said, not a slower answer
         if out is None:
             out = _no_daemon(request)
-        else:
-            log.info("warm %s %s (%.0f ms)", client, event, (time.perf_counter() - started) * 1e3)
         if out:
             sys.stdout.write(out if out.endswith("\n") else out + "\n")
             sys.stdout.flush()
     except BaseException as e:  # never an exception to the agent
         with contextlib.suppress(Exception):
-            log.error("hook %s failed: %s", " ".join(args)[:200], e, exc_info=not _expected(e))
+            _log().error("hook %s failed: %s", " ".join(args)[:200], e, exc_info=not _expected(e))
     return 0
 
 

@@ -24,6 +24,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from server.hooks import where
+from server.hooks.client import ENV_DB
 from server.hooks.handler import (
     Event,
     Sessions,
@@ -56,13 +57,17 @@ class Daemon:
         self.answer_worker = ThreadPoolExecutor(1, thread_name_prefix="lm-hook-answer")
         self.learn_worker = ThreadPoolExecutor(1, thread_name_prefix="lm-hook-learn")
 
-    def warm(self, request: dict[str, object]) -> None:
+    def warm(self, request: dict[str, object], *, known_only: bool = False) -> None:
         """Open the project of the event that started the daemon and load its model, so the
-        next prompt costs a search only."""
+        next prompt costs a search only (``known_only``: only a project that has a memory
+        already, for a daemon started by hand in some folder)."""
         from predictive.operations.prompt import PromptArgs
 
         def run() -> None:
             e = self._event({**request, "event": "warm"})
+            if known_only and not self.answers.where(e)[1].exists():
+                log.info("no project memory at %s to warm", e.folder)
+                return
             self.answers.of(e).answer_prompt(PromptArgs(WARM_PROMPT, record=False))
 
         started = time.perf_counter()
@@ -169,7 +174,8 @@ def _in_use(path: Path) -> bool:
 
 def serve(idle: float = IDLE_SECONDS, warm: dict[str, object] | None = None) -> int:
     """Run until ``idle`` seconds pass without an event, until asked to stop, or until
-    interrupted; ``warm``: an event whose project is opened at once."""
+    interrupted; ``warm``: an event whose project is opened at once (else the project of the
+    working folder, when it has a memory)."""
     where.file_logging()
     path = where.socket_path()
     starting = where.hooks_dir() / "daemon.starting"
@@ -197,10 +203,14 @@ def serve(idle: float = IDLE_SECONDS, warm: dict[str, object] | None = None) -> 
         server.shutdown()
 
     threading.Thread(target=watch, name="lm-hook-idle", daemon=True).start()
-    if warm:
-        threading.Thread(
-            target=server.daemon.warm, args=(warm,), name="lm-hook-warm", daemon=True
-        ).start()
+    here = {"client": "claude", "input": "{}", "cwd": os.getcwd(), "db": os.environ.get(ENV_DB)}
+    threading.Thread(
+        target=server.daemon.warm,
+        args=(warm or here,),
+        kwargs={"known_only": warm is None},
+        name="lm-hook-warm",
+        daemon=True,
+    ).start()
     try:
         server.serve_forever(poll_interval=0.5)
     except KeyboardInterrupt:

@@ -154,10 +154,15 @@ class Sessions:
     sessions: dict[tuple[str, str], ProjectSession] = field(default_factory=dict)
     lock: threading.Lock = field(default_factory=threading.Lock)
 
-    def of(self, e: Event) -> ProjectSession:
+    @staticmethod
+    def where(e: Event) -> tuple[Path, Path]:
+        """The project an event comes from and its database."""
         folder = e.folder
         root = find_root(folder) if folder and Path(folder).is_dir() else find_root()
-        db = Path(e.db) if e.db else _default_db(root)
+        return root, Path(e.db) if e.db else _default_db(root)
+
+    def of(self, e: Event) -> ProjectSession:
+        root, db = self.where(e)
         key = (str(root), str(db))
         with self.lock:
             s = self.sessions.get(key)
