@@ -319,7 +319,14 @@ def main(argv: list[str] | None = None) -> int:
     last = sorted((d / "transcripts").glob("*.jsonl"))[-1]
     result["latency"] = latency(ws, d / "memory.db", sample[: a.latency], a.embedder, str(last))
     rows = result.pop("rows")
-    payload = {"set": a.set, "embedder": a.embedder, "budget": a.budget, **result, "rows": rows}
+    payload = {
+        "set": a.set,
+        "embedder": a.embedder,
+        "budget": a.budget,
+        "conversations": len(convs),
+        **result,
+        "rows": rows,
+    }
     path = write_result(f"hooks-{a.set}-{a.embedder}", payload)
     lat = result["latency"]
     print(
