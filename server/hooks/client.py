@@ -43,6 +43,11 @@ QUIET_EVENTS = frozenset({"UserPromptSubmit"})  # cold: nothing to say, nothing 
 START_LOCK_SECONDS = 30.0
 
 
+def daemon_wanted() -> bool:
+    """Whether events go to a warm daemon (not on a system without Unix sockets)."""
+    return os.environ.get(ENV_DAEMON) != "0" and hasattr(socket, "AF_UNIX")
+
+
 def _log() -> logging.Logger:
     """The hooks' logger, writing to their log file (set up on first use: a warm answer that
     goes well logs nothing here, the daemon has logged it)."""
@@ -83,7 +88,7 @@ def interpreter_command() -> list[str]:
 
 def ask_daemon(request: dict[str, object], timeout: float) -> str | None:
     """The daemon's stdout for the event (or control request); None when no daemon answers."""
-    if os.environ.get(ENV_DAEMON) == "0" and "control" not in request:
+    if not hasattr(socket, "AF_UNIX") or (not daemon_wanted() and "control" not in request):
         return None
     path = where.socket_path()
     if not path.exists():
@@ -117,7 +122,7 @@ def neutral(client: str, event: str) -> str:
 def start_daemon(warm: dict[str, object] | None = None) -> None:
     """Start the warm daemon in the background unless one is starting already; ``warm`` is
     the event that asked, whose project the daemon opens (and whose model it loads) first."""
-    if os.environ.get(ENV_DAEMON) == "0":
+    if not daemon_wanted():
         return
     lock = where.hooks_dir() / "daemon.starting"
     with contextlib.suppress(OSError):
@@ -219,7 +224,7 @@ def learn(raw: bytes) -> int:
 
 def _no_daemon(request: dict[str, object]) -> str:
     """The answer when no daemon answers: see the module's docstring."""
-    if os.environ.get(ENV_DAEMON) == "0":
+    if not daemon_wanted():
         return _cold(request)
     start_daemon(request)
     client, event = str(request["client"]), str(request["event"])

@@ -12,7 +12,6 @@ background work that the caller runs after it has answered.
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import json
 import logging
 import os
@@ -298,7 +297,13 @@ def _cursor(e: Event, sessions: Sessions) -> Reply:
 @contextlib.contextmanager
 def learning_lock() -> Iterator[None]:
     """Held while a turn is learned, so the daemon and detached processes learn one at a time
-    (two captures of one transcript at once would both see it as new)."""
+    (two captures of one transcript at once would both see it as new). Without ``fcntl``
+    (Windows, where no daemon runs either) each process learns on its own."""
+    try:
+        import fcntl
+    except ImportError:
+        yield
+        return
     from server.hooks.where import hooks_dir
 
     with open(hooks_dir() / "learning.lock", "a+b") as f:
