@@ -629,7 +629,8 @@ class _Run:
             # the turn learned half-way (its transcript lagged) is read again whole
             users = [i for i, m in enumerate(conv.messages[:start]) if m.role == "user"]
             cut = users[-1] if users else 0
-        stored = sessions.messages(known.id, 0, conv.messages[cut].idx) if cut else []
+        end = conv.messages[cut].idx if cut < len(conv.messages) else None  # None: all
+        stored = sessions.messages(known.id, 0, end) if cut else []
         if cut and not stored:  # the store lost what it learned: learn it all again
             return False
         part = redacted(replace(conv, messages=conv.messages[cut:]))

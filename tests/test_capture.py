@@ -131,3 +131,21 @@ def test_a_rewritten_transcript_is_learned_whole_again(project: Path, tmp_path: 
         (conv,) = sessions.list(tool="claude")
         texts = [m.text for m in sessions.messages(conv.id)]
         assert texts[0] == rewritten[0][1] and len(texts) == 6
+
+
+def test_a_new_title_with_no_new_message_keeps_the_conversation(
+    project: Path, tmp_path: Path
+) -> None:
+    t0 = time.time() - 60
+    transcript = tmp_path / f"{SESSION}.jsonl"
+    with MemoryStore(tmp_path / "live.db", embedder=HashingEmbedder()) as store:
+        write(transcript, TURNS[:4], project, t0)
+        capture_transcript(store, project, "claude", SESSION, transcript)
+        with transcript.open("a", encoding="utf-8") as f:  # Claude Code titles a session later
+            f.write(json.dumps({"type": "summary", "summary": "Switch to httpx", "leafUuid": "u3"}))
+            f.write("\n")
+        assert capture_transcript(store, project, "claude", SESSION, transcript).captured
+        sessions = sessions_of(store)
+        (conv,) = sessions.list(tool="claude")
+        assert conv.title == "Switch to httpx"
+        assert [m.text for m in sessions.messages(conv.id)] == [t for _, t in TURNS[:4]]
