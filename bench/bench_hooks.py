@@ -17,8 +17,10 @@ Code's format and a ``Stop`` captures it (:func:`capture_transcript`); the sessi
 be found by a search for the prompt.
 
 Latency: a sample of the prompts is sent through the real command (``python -m server hook
-UserPromptSubmit``) as a subprocess, process start included, first cold (no daemon), then warm
-(with ``hook serve`` running); the load average is written beside the numbers.
+UserPromptSubmit``) as a subprocess, process start included: answered in the process (no
+daemon wanted, ``LIVING_MEMORY_HOOK_DAEMON=0``), the fallback while a daemon is starting (it
+answers nothing), then warm (with ``hook serve`` running), and a ``Stop`` sent to the warm
+daemon (its learning runs after the answer); the load average is written beside the numbers.
 SpecStory's old layout carries no time per message: message ``i`` of a conversation is dated
 its header time plus ``i`` seconds.
 """
@@ -160,7 +162,9 @@ def replay(ws: Path, store: Any, convs: list[Any], budget: int, folder: Path) ->
             worked += [f for f in turn_files if f not in worked[-1:]]
             _transcript(path, sid, ws, msgs[:end], start)
             t = time.perf_counter()
-            capture_transcript(store, ws, "claude", sid, path)  # Stop
+            done = capture_transcript(store, ws, "claude", sid, path)  # Stop
+            if done.added:  # as the hook's learning does (server.hooks.handler.run_background)
+                session.fill_levels()
             stops.append(time.perf_counter() - t)
             live = find(store, prompt[:2000], k=10)
             searchable += 1
@@ -196,7 +200,9 @@ def _load() -> str:
     return " ".join(Path("/proc/loadavg").read_text().split()[:3])
 
 
-def latency(ws: Path, db: Path, prompts: list[str], embedder: str) -> dict[str, Any]:
+def latency(
+    ws: Path, db: Path, prompts: list[str], embedder: str, transcript: str
+) -> dict[str, Any]:
     """The real command as a subprocess: cold (no daemon), then warm (daemon running)."""
     data = Path(tempfile.mkdtemp(prefix="lm-hooks-bench-"))
     env = {k: v for k, v in os.environ.items() if not k.startswith("LIVING_MEMORY")}
@@ -210,18 +216,23 @@ def latency(ws: Path, db: Path, prompts: list[str], embedder: str) -> dict[str, 
         env["LIVING_MEMORY_EMBEDDER"] = "hashing"
     cmd = [sys.executable, "-P", "-m", "server", "hook", "UserPromptSubmit", "--client", "claude"]
 
-    def once(e: dict[str, str], prompt: str) -> tuple[float, int]:
+    def once(e: dict[str, str], prompt: str, event: str = "UserPromptSubmit") -> tuple[float, int]:
         payload = {
             "session_id": "bench-latency",
-            "transcript_path": "",
+            "transcript_path": transcript,
             "cwd": str(ws),
             "permission_mode": "default",
-            "hook_event_name": "UserPromptSubmit",
+            "hook_event_name": event,
             "prompt": prompt,
         }
         t = time.perf_counter()
         out = subprocess.run(
-            cmd, input=json.dumps(payload), capture_output=True, text=True, env=e, cwd=ws
+            [*cmd[:-3], event, "--client", "claude"],
+            input=json.dumps(payload),
+            capture_output=True,
+            text=True,
+            env=e,
+            cwd=ws,
         )
         return time.perf_counter() - t, len(out.stdout)
 
@@ -230,6 +241,18 @@ def latency(ws: Path, db: Path, prompts: list[str], embedder: str) -> dict[str, 
     out["cold"] = summarize_ms(cold)
     out["load_after_cold"] = _load()
     warm_env = {**env, "LIVING_MEMORY_HOOK_DAEMON": "1"}
+    # no daemon yet, one starting (its lock is fresh, so none is started here): nothing said
+    (data / "hooks").mkdir(parents=True, exist_ok=True)
+    starting = data / "hooks" / "daemon.starting"
+    fallback = []
+    for p in prompts[:10]:
+        starting.touch()
+        took, said = once(warm_env, p)
+        fallback.append(took)
+        out.setdefault("fallback_said_chars", 0)
+        out["fallback_said_chars"] += said
+    starting.unlink()
+    out["fallback_no_daemon"] = summarize_ms(fallback)
     daemon = subprocess.Popen(
         [sys.executable, "-P", "-m", "server", "hook", "serve", "--idle", "600"],
         env=warm_env,
@@ -245,6 +268,7 @@ def latency(ws: Path, db: Path, prompts: list[str], embedder: str) -> dict[str, 
         once(warm_env, prompts[0])  # the daemon opens the store and loads the model once
         warm = [once(warm_env, p)[0] for p in prompts]
         out["warm"] = summarize_ms(warm)
+        out["warm_stop"] = summarize_ms([once(warm_env, "", "Stop")[0] for _ in prompts[:10]])
         bare = []
         for _ in range(min(10, len(prompts))):
             t = time.perf_counter()
@@ -292,9 +316,17 @@ def main(argv: list[str] | None = None) -> int:
         store.close()
     step = max(1, len(result["rows"]) // max(1, a.latency))
     sample = [convs[r["session"]].messages[r["turn"]].text for r in result["rows"][::step]]
-    result["latency"] = latency(ws, d / "memory.db", sample[: a.latency], a.embedder)
+    last = sorted((d / "transcripts").glob("*.jsonl"))[-1]
+    result["latency"] = latency(ws, d / "memory.db", sample[: a.latency], a.embedder, str(last))
     rows = result.pop("rows")
-    payload = {"set": a.set, "embedder": a.embedder, "budget": a.budget, **result, "rows": rows}
+    payload = {
+        "set": a.set,
+        "embedder": a.embedder,
+        "budget": a.budget,
+        "conversations": len(convs),
+        **result,
+        "rows": rows,
+    }
     path = write_result(f"hooks-{a.set}-{a.embedder}", payload)
     lat = result["latency"]
     print(
@@ -317,7 +349,9 @@ def main(argv: list[str] | None = None) -> int:
     )
     print(
         f"latency cold p50 {lat['cold']['p50_ms']:.0f} / p95 {lat['cold']['p95_ms']:.0f} ms; "
+        f"no daemon yet p50 {lat['fallback_no_daemon']['p50_ms']:.0f} ms; "
         f"warm p50 {lat['warm']['p50_ms']:.0f} / p95 {lat['warm']['p95_ms']:.0f} ms; "
+        f"warm Stop p50 {lat['warm_stop']['p50_ms']:.0f} ms; "
         f"python start {lat['python_start_only']['p50_ms']:.0f} ms; load {lat['load_before']}"
     )
     print(f"written {path}")

@@ -32,6 +32,7 @@ class HookState:
     files: list[str] = field(default_factory=list)
     injected: list[dict[str, Any]] = field(default_factory=list)  # {"ids": [...], "at": t}
     transcript: str = ""  # "size:mtime_ns" of the transcript when it was last read
+    learned: str = ""  # "count:digest" of the messages learned so far (see capture)
     turns: list[dict[str, Any]] = field(default_factory=list)  # {"role", "text", "at", "files"}
     pending: str = ""  # an answer waiting for the next moment the tool takes context
 
@@ -49,7 +50,7 @@ class HookState:
             self.turns.pop(0)
 
 
-_FIELDS = ("files", "injected", "transcript", "turns", "pending")
+_FIELDS = ("files", "injected", "transcript", "learned", "turns", "pending")
 
 
 def load(store: MemoryStore, tool: str, conversation: str) -> HookState:

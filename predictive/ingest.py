@@ -16,8 +16,8 @@ import json
 import logging
 import re
 import time
-from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -43,8 +43,10 @@ from storage.conflict_pairs import ids_after, max_memory_id
 from storage.errors import InvalidInput, StoreError
 from storage.models import ContradictionStatus, EdgeType
 from storage.repository import MemoryStore
-from storage.sessions import SessionStore
+from storage.sessions import Message, SessionStore
 from storage.sources.records import (
+    ChatMessage,
+    CodeBlock,
     Conversation,
     DecisionRecord,
     SkipLog,
@@ -553,7 +555,10 @@ class _Run:
         return result.id
 
     def chats(
-        self, report: SourceReport, conversations: Iterable[Conversation] | None = None
+        self,
+        report: SourceReport,
+        conversations: Iterable[Conversation] | None = None,
+        learned: Mapping[str, int] | None = None,
     ) -> None:
         sessions = SessionStore(self.store)
         state = self.store.cursors.get("chats")
@@ -565,6 +570,10 @@ class _Run:
             fp = _fingerprint(conv.title, [(m.idx, m.role, m.text) for m in conv.messages])
             if state.get(key) == fp:
                 report.unchanged += 1
+                continue
+            start = (learned or {}).get(key, 0)
+            if start and self.continue_chat(conv, start, sessions, report):
+                new_state[key] = fp  # a later ingestion of the same transcript is unchanged
                 continue
             conv = redacted(conv)  # before anything is derived from it
             extraction = extract_conversation(conv)
@@ -602,6 +611,62 @@ class _Run:
             if pending:
                 sessions.embed_pending(progress=step)
 
+    def continue_chat(
+        self, conv: Conversation, start: int, sessions: SessionStore, report: SourceReport
+    ) -> bool:
+        """Learn a conversation whose first ``start`` messages are stored already: only the
+        messages from ``start`` on (from the turn still open then) are redacted and saved; the
+        extraction, summary and memory read the whole conversation, its earlier messages as
+        stored (redacted already). False (nothing done) when the store lacks them."""
+        known = sessions.find(conv.tool, conv.external_id)
+        if known is None or start > len(conv.messages):
+            return False
+        cut = start
+        if start < len(conv.messages) and conv.messages[start].role != "user":
+            # the turn learned half-way (its transcript lagged) is read again whole
+            users = [i for i, m in enumerate(conv.messages[:start]) if m.role == "user"]
+            cut = users[-1] if users else 0
+        end = conv.messages[cut].idx if cut < len(conv.messages) else None  # None: all
+        stored = sessions.messages(known.id, 0, end) if cut else []
+        if cut and not stored:  # the store lost what it learned: learn it all again
+            return False
+        part = redacted(replace(conv, messages=conv.messages[cut:]))
+        whole = replace(part, messages=tuple(map(_as_read, stored)) + part.messages)
+        extraction = extract_conversation(whole)  # what spans turns is found as before
+        extract_with(self.llm, part, extraction)  # a configured LLM reads the new part only
+        summary = summarise(whole)
+        saved = sessions.save(part, summary=summary)
+        report.sessions += 1
+        report.messages += saved.new_messages + saved.changed_messages
+        unit = self.session_memory(whole, summary)
+        sessions.link(saved.session_id, unit, None)
+        for c, mid in self.store_candidates(extraction.kept + extraction.dropped, report):
+            if mid is not None:
+                sessions.link(saved.session_id, mid, c.message_idx)
+                if mid != unit:
+                    self.store.graph.add(mid, unit, EdgeType.DERIVED_FROM, 1.0)
+        return True
+
+
+def _as_read(m: Message) -> ChatMessage:
+    """A stored message as a reader gives it (its code blocks and files from its metadata)."""
+    meta = dict(m.metadata)
+    blocks = meta.pop("codeBlocks", None) or []
+    files = meta.pop("files", None) or []
+    return ChatMessage(
+        m.idx,
+        m.role,  # type: ignore[arg-type]
+        m.text,
+        at=m.at,
+        code_blocks=tuple(
+            CodeBlock(str(b.get("code") or ""), b.get("language"), b.get("filename"))
+            for b in blocks
+            if isinstance(b, dict)
+        ),
+        files=tuple(f for f in files if isinstance(f, str)),
+        metadata=meta,
+    )
+
 
 def run(
     store: MemoryStore,
@@ -610,10 +675,13 @@ def run(
     options: dict[str, Any] | IngestOptions | None = None,
     progress: Progress | None = None,
     conversations: Iterable[Conversation] | None = None,
+    learned: Mapping[str, int] | None = None,
 ) -> Ingested:
     """Ingest the wanted sources of ``root`` into ``store``; answer what it did.
 
-    ``conversations`` replaces the chat readers (the LoCoMo benchmark feeds its own)."""
+    ``conversations`` replaces the chat readers (the LoCoMo benchmark feeds its own);
+    ``learned``: how many messages of a conversation (``tool:id``) were learned already (a
+    live session's transcript read again), whose later ones only are learned."""
     opts = IngestOptions.from_dict(options)
     root = Path(root)
     job = _Run(store, root, opts, progress)
@@ -626,7 +694,7 @@ def run(
         job.progress(f"{source}: reading")
         try:
             if source == "chats":
-                job.chats(report, conversations)
+                job.chats(report, conversations, learned)
             else:
                 getattr(job, source)(report)
         except Exception as e:

@@ -547,6 +547,8 @@ def test_the_daemon_answers_what_the_cold_path_answers(
             time.sleep(0.1)
         assert sock.exists()
         assert oct(sock.stat().st_mode & 0o777) == "0o600"
+        # started by hand in the project, it opens the project's memory before any event
+        assert wait_for(lambda: "warm after" in log_text(env))
         warm = run(env, "claude", "UserPromptSubmit", payload, project)
         assert warm.returncode == 0 and warm.stderr == ""
         assert claude_context(warm.stdout, "UserPromptSubmit") == claude_context(
@@ -556,6 +558,82 @@ def test_the_daemon_answers_what_the_cold_path_answers(
     finally:
         daemon.terminate()
         daemon.wait(timeout=30)
+
+
+def hook_command(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [*HOOK, *args], capture_output=True, text=True, env=env, timeout=120, cwd=env["HOME"]
+    )
+
+
+def wait_for(check: Any, seconds: float = 90) -> bool:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if check():
+            return True
+        time.sleep(0.2)
+    return False
+
+
+def test_with_no_daemon_a_prompt_gets_nothing_at_once_and_the_daemon_starts(
+    project: Path, hook_env: dict[str, str]
+) -> None:
+    values = {"CWD": str(project), "FILE": str(project / "src" / "retry.py")}
+    run(hook_env, "claude", "SessionStart", shape("claude", "SessionStart", **values), project)
+    env = {**hook_env, "LIVING_MEMORY_HOOK_DAEMON": "1", "LIVING_MEMORY_HOOK_SYNC": "0"}
+    Path(env["HOME"]).mkdir(parents=True, exist_ok=True)
+    sock = Path(env["LIVING_MEMORY_DATA_DIR"]) / "hooks" / "daemon.sock"
+    assert not sock.exists()
+    try:
+        payload = shape("claude", "UserPromptSubmit", **values)
+        first = run(env, "claude", "UserPromptSubmit", payload, project)
+        assert first.returncode == 0 and first.stdout == "" and first.stderr == ""
+        assert "no hook daemon yet" in log_text(env)
+        # a Cursor event meanwhile is answered as Cursor expects and handled detached
+        asked = run(
+            env,
+            "cursor",
+            "beforeSubmitPrompt",
+            shape("cursor", "beforeSubmitPrompt", **values),
+            project,
+        )
+        assert cursor_json(asked) == {"continue": True}
+        assert wait_for(sock.exists)  # the first event started the daemon
+        assert wait_for(lambda: "warm after" in log_text(env))  # it opened the project
+        warm = run(env, "claude", "UserPromptSubmit", payload, project)
+        assert "exponential backoff" in claude_context(warm.stdout, "UserPromptSubmit")
+        status = hook_command(env, "status")
+        assert status.returncode == 0 and "daemon  running" in status.stdout
+        assert str(project) in status.stdout
+        with open_store(hook_env) as store:  # the detached process noted Cursor's prompt
+            state = store.cursors.get(f"hook:cursor:{SESSION}")
+            assert "payment retry loop" in state.get("turns", "")
+    finally:
+        stopped = hook_command(env, "serve", "--stop")
+    assert stopped.returncode == 0 and "stops" in stopped.stdout
+    assert wait_for(lambda: not sock.exists())
+    assert wait_for(lambda: "hook daemon left" in log_text(env))  # after what it was learning
+    assert "not running" in hook_command(env, "status").stdout
+    assert "no hook daemon runs" in hook_command(env, "serve", "--stop").stdout
+
+
+def test_the_daemon_leaves_when_idle(hook_env: dict[str, str]) -> None:
+    env = {**hook_env, "LIVING_MEMORY_HOOK_DAEMON": "1"}
+    Path(env["HOME"]).mkdir(parents=True, exist_ok=True)
+    daemon = subprocess.Popen(
+        [*HOOK, "serve", "--idle", "1"],
+        env=env,
+        cwd=env["HOME"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        assert daemon.wait(timeout=60) == 0
+    finally:
+        if daemon.poll() is None:
+            daemon.kill()
+    assert "idle for 1 s" in log_text(env)
+    assert not (Path(env["LIVING_MEMORY_DATA_DIR"]) / "hooks" / "daemon.sock").exists()
 
 
 def test_secrets_never_reach_the_data_directory(project: Path, hook_env: dict[str, str]) -> None:

@@ -3,6 +3,9 @@
 A conversation whose tool keeps a transcript (Claude Code, Codex) is read from it through the
 same reader, extraction, redaction and provenance as ``ingest chats``, under the same
 ``(tool, session id)`` key, so the live capture and a later ingestion are one conversation.
+Each capture learns only the messages that are new since the last one (the turn that was
+still open then is read again): the file is parsed again, but redaction, extraction and
+embedding, the costly parts, cover the new messages only.
 A tool that hands over no transcript (Cursor) reports its turns one by one; they are kept
 until the turn ends and then learned as that tool's conversation of the same id.
 
@@ -12,10 +15,11 @@ cites (by ``#id``) or whose file it then edits counts as a citation, any other a
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -25,7 +29,13 @@ from predictive.operations.results import Result
 from storage import AccessKind, AnchorType, MemoryStore, NotFound, StoreError
 from storage.redact import redact
 from storage.sources.chats import numbered
-from storage.sources.records import ChatMessage, Conversation, SkipLog, strip_injected
+from storage.sources.records import (
+    ChatMessage,
+    Conversation,
+    SkipLog,
+    strip_injected,
+    without_injected,
+)
 
 log = logging.getLogger(__name__)
 
@@ -105,10 +115,47 @@ def note_turn(
     save(store, tool, conversation, state)
 
 
-def _learn(store: MemoryStore, root: Path, convs: list[Conversation]) -> int:
+def _mark(conv: Conversation) -> str:
+    """How much of ``conv`` is learned: its message count and a digest of its messages (so a
+    transcript rewritten before that point is learned whole again; hashing is cheap next to
+    redaction)."""
+    msgs = without_injected(conv).messages
+    if not msgs:
+        return ""
+    h = hashlib.sha256()
+    for m in msgs:
+        h.update(f"{m.idx}\0{m.role}\0{m.text}\0".encode("utf-8", "surrogatepass"))
+    return f"{len(msgs)}:{h.hexdigest()[:16]}"
+
+
+def _learned(conv: Conversation, mark: str) -> int:
+    """How many of ``conv``'s messages the ``mark`` left by the last capture says are
+    learned (0: learn it whole)."""
+    count = mark.partition(":")[0]
+    if not count.isdigit() or int(count) == 0:
+        return 0
+    n = int(count)
+    msgs = without_injected(conv).messages
+    if len(msgs) < n or _mark(replace(conv, messages=msgs[:n])) != mark:
+        return 0
+    return n
+
+
+def _learn(store: MemoryStore, root: Path, convs: list[Conversation], state: HookState) -> int:
+    """Learn ``convs`` (only what is new since ``state.learned``); update the mark."""
     from predictive.ingest import run
 
-    summary = run(store, root=root, options={"sources": ["chats"]}, conversations=convs)
+    learned = {}
+    for c in convs:
+        if (n := _learned(c, state.learned)) > 0:
+            learned[f"{c.tool}:{c.external_id}"] = n
+    summary = run(
+        store,
+        root=root,
+        options={"sources": ["chats"]},
+        conversations=convs,
+        learned=learned,
+    )
     return summary.added
 
 
@@ -136,11 +183,13 @@ def capture_transcript(
     convs = list(
         read_all(None, tools=(tool,), paths={tool: [path]}, all_workspaces=True, skips=SkipLog())
     )
+    convs = [c for c in convs if c.external_id == conversation] or convs
     if not convs:
         return Captured(False, "nothing to learn")
-    added = _learn(store, root, convs)
+    added = _learn(store, root, convs, state)
     state = load(store, tool, conversation)  # notes made meanwhile are kept
     state.transcript = stamp
+    state.learned = _mark(convs[-1])
     cited, ignored = _judge(store, tool, conversation, state, convs)
     save(store, tool, conversation, state)
     return Captured(True, "learned", sum(len(c.messages) for c in convs), added, cited, ignored)
@@ -183,9 +232,10 @@ def capture_turns(store: MemoryStore, root: Path, tool: str, conversation: str) 
     stamp = f"turns:{len(state.turns)}"
     if state.transcript == stamp:
         return Captured(False, "unchanged")
-    added = _learn(store, root, [conv])
+    added = _learn(store, root, [conv], state)
     state = load(store, tool, conversation)
     state.transcript = stamp
+    state.learned = _mark(conv)
     cited, ignored = _judge(store, tool, conversation, state, [conv])
     save(store, tool, conversation, state)
     return Captured(True, "learned", len(conv.messages), added, cited, ignored)

@@ -13,6 +13,7 @@ import contextlib
 import threading
 import time
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 
 from predictive.compress import fill_levels
@@ -196,12 +197,16 @@ def _words(text: str) -> int:
     return sum(1 for w in text.split() if any(c.isalnum() for c in w))
 
 
-def _terms(text: str) -> set[str]:
-    """The words a text is about, cut to five letters (so "retries" meets "retry")."""
-    return {t[:5] for t in fts_terms(text, max_terms=200) if len(t) > 2 and t not in CHATTER}
+@lru_cache(maxsize=4096)
+def _terms(text: str) -> frozenset[str]:
+    """The words a text is about, cut to five letters (so "retries" meets "retry"); kept for
+    the texts met most (a warm daemon ranks the same memories prompt after prompt)."""
+    return frozenset(
+        t[:5] for t in fts_terms(text, max_terms=200) if len(t) > 2 and t not in CHATTER
+    )
 
 
-def _shares_words(f: Found, asked: set[str]) -> bool:
+def _shares_words(f: Found, asked: frozenset[str]) -> bool:
     """Whether a result says something the prompt asks about: one of its words when the
     prompt has few, two when it has more (a long prompt shares a common word with anything)."""
     said = f.memory.text + " " + (f.memory.index_label or "") if f.memory else f.snippet
@@ -245,7 +250,7 @@ KIND_WEIGHT = {
 TIED_POOL = 200  # memories tied to a file looked at (most recent first)
 
 
-def tied_to(store: MemoryStore, path: str, asked: set[str], at: float) -> list[Memory]:
+def tied_to(store: MemoryStore, path: str, asked: frozenset[str], at: float) -> list[Memory]:
     """The memories tied to a file the prompt names, best first: those saying what the prompt
     asks about, then by kind (fixes, decisions and rules before history), a conversation by
     how much it is about the file, then the most recent. (A file's whole context would bring
@@ -265,7 +270,7 @@ def tied_to(store: MemoryStore, path: str, asked: set[str], at: float) -> list[M
 
 
 def _add_found(
-    store: MemoryStore, packer: _Packer, text: str, asked: set[str], a: PromptArgs
+    store: MemoryStore, packer: _Packer, text: str, asked: frozenset[str], a: PromptArgs
 ) -> None:
     """The best of one search over everything that shares words with the prompt."""
     valid_at = None if a.as_of is not None else time.time()

@@ -1,38 +1,60 @@
 """The answer to one hook event, as the agent's command gets it.
 
 It reads the event on stdin (Codex's ``notify`` passes it as the last argument), hands it to
-the warm daemon over its Unix socket when one runs, else answers in this process (cold), and
-always exits 0: whatever goes wrong goes to the hooks' log, never to the agent. Only the
-standard library is imported until the cold path needs the store, so a warm answer costs an
-interpreter start and a socket round trip.
+the warm daemon over its Unix socket, and always exits 0: whatever goes wrong goes to the
+hooks' log, never to the agent. Only the standard library is imported on the way, so a warm
+answer costs an interpreter start and a socket round trip.
+
+When no daemon answers, the command starts one and does not make the agent wait for a store
+and a model to load: a prompt gets nothing (a late answer is worse than none), a session's
+start gets its brief from this process (it needs no model), and any other event is answered
+at once and handled by a detached process. With ``LIVING_MEMORY_HOOK_DAEMON=0`` (no daemon
+wanted) every event is answered in this process instead.
 """
 
 from __future__ import annotations
 
 import contextlib
 import json
-import logging
 import os
 import socket
-import subprocess
 import sys
 import time
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from server.hooks import where
 
-log = logging.getLogger("living_memory.hooks")
+if TYPE_CHECKING:
+    import logging
 
 MAX_INPUT = 8_000_000  # bytes of an event read from stdin
 ENV_DAEMON = "LIVING_MEMORY_HOOK_DAEMON"  # "0": never use or start the daemon
+ENV_DB = "LIVING_MEMORY_DB"  # the caller's database, handed to the daemon with each event
 ENV_SYNC = "LIVING_MEMORY_HOOK_SYNC"  # "1": learn turns before exiting (tests, replays)
 CONNECT_SECONDS = 0.25
-ANSWER_SECONDS = 5.0  # how long a prompt's answer may take the daemon before nothing is said
+ANSWER_SECONDS = 2.0  # how long a prompt's answer may take the daemon before nothing is said
 EVENT_SECONDS = 2.0
 PROMPT_EVENTS = frozenset(
     {"UserPromptSubmit", "beforeSubmitPrompt", "SessionStart", "sessionStart"}
 )
+START_EVENTS = frozenset({"SessionStart", "sessionStart"})  # answered cold: no model needed
+QUIET_EVENTS = frozenset({"UserPromptSubmit"})  # cold: nothing to say, nothing to note
 START_LOCK_SECONDS = 30.0
+
+
+def daemon_wanted() -> bool:
+    """Whether events go to a warm daemon (not on a system without Unix sockets)."""
+    return os.environ.get(ENV_DAEMON) != "0" and hasattr(socket, "AF_UNIX")
+
+
+def _log() -> logging.Logger:
+    """The hooks' logger, writing to their log file (set up on first use: a warm answer that
+    goes well logs nothing here, the daemon has logged it)."""
+    import logging
+
+    where.file_logging()
+    return logging.getLogger("living_memory.hooks")
 
 
 def _options(args: Sequence[str]) -> tuple[str, str, int | None, str | None]:
@@ -64,9 +86,9 @@ def interpreter_command() -> list[str]:
     return [sys.executable, *isolate, "-m", "server"]
 
 
-def _ask_daemon(request: dict[str, object], timeout: float) -> str | None:
-    """The daemon's stdout for the event; None when no daemon answers."""
-    if os.environ.get(ENV_DAEMON) == "0":
+def ask_daemon(request: dict[str, object], timeout: float) -> str | None:
+    """The daemon's stdout for the event (or control request); None when no daemon answers."""
+    if not hasattr(socket, "AF_UNIX") or (not daemon_wanted() and "control" not in request):
         return None
     path = where.socket_path()
     if not path.exists():
@@ -90,9 +112,17 @@ def _ask_daemon(request: dict[str, object], timeout: float) -> str | None:
     return str(reply.get("stdout", ""))
 
 
-def start_daemon() -> None:
-    """Start the warm daemon in the background unless one is starting already."""
-    if os.environ.get(ENV_DAEMON) == "0":
+def neutral(client: str, event: str) -> str:
+    """What the client is told when nothing is said (Cursor expects a JSON object)."""
+    if client != "cursor":
+        return ""
+    return '{"continue": true}' if event == "beforeSubmitPrompt" else "{}"
+
+
+def start_daemon(warm: dict[str, object] | None = None) -> None:
+    """Start the warm daemon in the background unless one is starting already; ``warm`` is
+    the event that asked, whose project the daemon opens (and whose model it loads) first."""
+    if not daemon_wanted():
         return
     lock = where.hooks_dir() / "daemon.starting"
     with contextlib.suppress(OSError):
@@ -103,18 +133,29 @@ def start_daemon() -> None:
     except FileExistsError:
         return
     os.close(fd)
-    subprocess.Popen(
-        [*interpreter_command(), "hook", "serve"],
-        stdin=subprocess.DEVNULL,
+    import subprocess
+
+    child = subprocess.Popen(
+        [*interpreter_command(), "hook", "serve", *(["--warm"] if warm else [])],
+        stdin=subprocess.PIPE if warm else subprocess.DEVNULL,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
         start_new_session=True,
         close_fds=True,
     )
+    if warm and child.stdin is not None:
+        with contextlib.suppress(OSError):
+            child.stdin.write(json.dumps(warm).encode("utf-8"))
+        with contextlib.suppress(OSError):
+            child.stdin.close()
 
 
 def spawn_background(request: dict[str, object]) -> None:
-    """Learn an event's turn in a detached process (the agent does not wait for it)."""
+    """Handle an event in a detached process (the agent does not wait for it): its turn is
+    learned, and with ``request["handle"]`` the event is answered there first (its notes
+    kept, its answer dropped)."""
+    import subprocess
+
     child = subprocess.Popen(
         [*interpreter_command(), "hook", "_learn"],
         stdin=subprocess.PIPE,
@@ -132,6 +173,7 @@ def _cold(request: dict[str, object]) -> str:
     """Answer in this process; the slow part runs detached (or here with ``ENV_SYNC``)."""
     from server.hooks.handler import Sessions, describe, handle, parse, run_background
 
+    where.file_logging()
     started = time.perf_counter()
     sessions = Sessions()
     e = reply = None
@@ -153,12 +195,12 @@ def _cold(request: dict[str, object]) -> str:
         return reply.stdout
     finally:
         sessions.close()
-        log.info("cold %s", describe(e, reply, (time.perf_counter() - started) * 1e3))
+        _log().info("cold %s", describe(e, reply, (time.perf_counter() - started) * 1e3))
 
 
 def learn(raw: bytes) -> int:
-    """The detached half of an event: learn its turn."""
-    from server.hooks.handler import Sessions, parse, run_background
+    """The detached half of an event: learn its turn (one learner at a time)."""
+    from server.hooks.handler import Sessions, handle, learning_lock, parse, run_background
 
     request = json.loads(raw.decode("utf-8"))
     sessions = Sessions()
@@ -169,11 +211,29 @@ def learn(raw: bytes) -> int:
             str(request["input"]),
             cwd=request.get("cwd"),
             db=request.get("db"),
+            budget=request.get("budget"),
         )
-        run_background(e, sessions)
+        later = handle(e, sessions).background if request.get("handle") else e
+        if later is not None:
+            with learning_lock():
+                run_background(later, sessions)
     finally:
         sessions.close()
     return 0
+
+
+def _no_daemon(request: dict[str, object]) -> str:
+    """The answer when no daemon answers: see the module's docstring."""
+    if not daemon_wanted():
+        return _cold(request)
+    start_daemon(request)
+    client, event = str(request["client"]), str(request["event"])
+    if event in START_EVENTS:
+        return _cold(request)
+    _log().info("no hook daemon yet: %s %s answered empty", client, event)
+    if client == "cursor" or event not in QUIET_EVENTS:
+        spawn_background({**request, "handle": True})
+    return neutral(client, event)
 
 
 def _read_stdin() -> str:
@@ -186,10 +246,9 @@ def _read_stdin() -> str:
 
 def answer(args: Sequence[str]) -> int:
     """``hook EVENT [--client C] [--budget N]``: answer one event; exit 0 whatever happens."""
-    started = time.perf_counter()
     try:
-        where.file_logging()
         if args and args[0] == "_learn":
+            where.file_logging()
             return learn(sys.stdin.buffer.read(MAX_INPUT))
         event, client, budget, extra = _options(args)
         raw = extra if extra is not None and event == "notify" else _read_stdin()
@@ -198,26 +257,23 @@ def answer(args: Sequence[str]) -> int:
             "event": event,
             "input": raw,
             "cwd": os.getcwd(),
-            "db": os.environ.get("LIVING_MEMORY_DB") or None,
+            "db": os.environ.get(ENV_DB) or None,
             "budget": budget,
         }
         wait = ANSWER_SECONDS if event in PROMPT_EVENTS else EVENT_SECONDS
         try:
-            out = _ask_daemon(request, wait)
+            out = ask_daemon(request, wait)
         except (OSError, ValueError) as e:
-            log.warning("the hook daemon did not answer %s %s: %s", client, event, e)
-            out = ""  # a slow daemon means nothing is said, not a slower cold answer
+            _log().warning("the hook daemon did not answer %s %s: %s", client, event, e)
+            out = neutral(client, event)  # a slow daemon: nothing said, not a slower answer
         if out is None:
-            out = _cold(request)
-            start_daemon()
-        else:
-            log.info("warm %s %s (%.0f ms)", client, event, (time.perf_counter() - started) * 1e3)
+            out = _no_daemon(request)
         if out:
             sys.stdout.write(out if out.endswith("\n") else out + "\n")
             sys.stdout.flush()
     except BaseException as e:  # never an exception to the agent
         with contextlib.suppress(Exception):
-            log.error("hook %s failed: %s", " ".join(args)[:200], e, exc_info=not _expected(e))
+            _log().error("hook %s failed: %s", " ".join(args)[:200], e, exc_info=not _expected(e))
     return 0
 
 

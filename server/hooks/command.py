@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-ACTIONS = "EVENT | install | uninstall | serve | status"
+ACTIONS = "EVENT | install | uninstall | serve [--stop] | status"
 
 
 def _arguments(p: argparse.ArgumentParser) -> None:
@@ -31,6 +31,8 @@ def _arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--root", type=Path, dest="hook_root", metavar="DIR", help="the project")
     p.add_argument("--dry-run", action="store_true", help="install/uninstall: print the diff")
     p.add_argument("--idle", type=float, default=1800.0, help="serve: leave after idle seconds")
+    p.add_argument("--stop", action="store_true", help="serve: stop the running daemon")
+    p.add_argument("--warm", action="store_true", help=argparse.SUPPRESS)  # event on stdin
 
 
 def add_parser(sub: Any) -> None:
@@ -54,10 +56,15 @@ def run(args: argparse.Namespace) -> int:
     action = args.action
     if action in ("install", "uninstall"):
         return _install(args, remove=action == "uninstall")
+    if action == "serve" and args.stop:
+        return _stop()
     if action == "serve":
         from server.hooks.daemon import serve
 
-        return serve(idle=args.idle)
+        if args.idle <= 0:
+            print("error: --idle must be a positive number of seconds", file=sys.stderr)
+            return 2
+        return serve(idle=args.idle, warm=_warm_event() if args.warm else None)
     if action == "status":
         return _status()
     from server.hooks.client import answer
@@ -70,17 +77,60 @@ def run(args: argparse.Namespace) -> int:
     return answer(argv)
 
 
+def _warm_event() -> dict[str, Any] | None:
+    """The event that started the daemon, handed over on stdin."""
+    import json
+
+    try:
+        value = json.loads(sys.stdin.buffer.read(8_000_000).decode("utf-8"))
+    except (OSError, ValueError):
+        return None
+    return value if isinstance(value, dict) else None
+
+
+def _control(what: str) -> dict[str, Any] | None:
+    """The daemon's answer to a control request; None when no daemon answers."""
+    import json
+
+    from server.hooks.client import ask_daemon
+
+    try:
+        out = ask_daemon({"control": what}, 5.0)
+    except (OSError, ValueError):
+        return None
+    if out is None:
+        return None
+    try:
+        value = json.loads(out)
+    except ValueError:
+        return {}
+    return value if isinstance(value, dict) else {}
+
+
 def _status() -> int:
     from server.hooks import where
-    from server.hooks.client import _ask_daemon
 
     path = where.socket_path()
-    try:
-        alive = _ask_daemon({"client": "claude", "event": "status", "input": "{}"}, 2.0)
-    except (OSError, ValueError):
-        alive = None
-    print(f"daemon  {'running' if alive is not None else 'not running'} ({path})")
+    status = _control("status")
+    if status is None:
+        print(f"daemon  not running ({path})")
+    else:
+        idle = status.get("idle_seconds", "?")
+        print(f"daemon  running, pid {status.get('pid', '?')}, idle {idle} s ({path})")
+        for project in status.get("projects") or []:
+            print(f"        {project}")
     print(f"log     {where.log_path()}")
+    return 0
+
+
+def _stop() -> int:
+    from server.hooks import where
+
+    stopping = _control("stop")
+    if stopping is None:
+        print(f"no hook daemon runs ({where.socket_path()})")
+        return 0
+    print(f"hook daemon {stopping.get('stopping', '')} stops (it finishes what it is learning)")
     return 0
 
 

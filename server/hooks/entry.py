@@ -1,6 +1,7 @@
 """The hook command as an agent runs it: ``python -m server hook EVENT --client C`` answers an
-event (see :mod:`server.hooks.client`); ``install``, ``uninstall``, ``serve`` and ``status``
-are the command line's (see :mod:`server.hooks.command`). Nothing heavy is imported here."""
+event (see :mod:`server.hooks.client`); ``install``, ``uninstall``, ``serve`` (``serve --stop``) and
+``status`` are the command line's (see :mod:`server.hooks.command`). Nothing heavy is
+imported here. (``stop`` is not one: it is Cursor's event.)"""
 
 from __future__ import annotations
 

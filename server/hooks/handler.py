@@ -11,13 +11,14 @@ background work that the caller runs after it has answered.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import os
 import re
 import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -152,10 +153,15 @@ class Sessions:
     sessions: dict[tuple[str, str], ProjectSession] = field(default_factory=dict)
     lock: threading.Lock = field(default_factory=threading.Lock)
 
-    def of(self, e: Event) -> ProjectSession:
+    @staticmethod
+    def where(e: Event) -> tuple[Path, Path]:
+        """The project an event comes from and its database."""
         folder = e.folder
         root = find_root(folder) if folder and Path(folder).is_dir() else find_root()
-        db = Path(e.db) if e.db else _default_db(root)
+        return root, Path(e.db) if e.db else _default_db(root)
+
+    def of(self, e: Event) -> ProjectSession:
+        root, db = self.where(e)
         key = (str(root), str(db))
         with self.lock:
             s = self.sessions.get(key)
@@ -288,6 +294,26 @@ def _cursor(e: Event, sessions: Sessions) -> Reply:
     return Reply("{}", background=e)  # stop, sessionEnd, preCompact
 
 
+@contextlib.contextmanager
+def learning_lock() -> Iterator[None]:
+    """Held while a turn is learned, so the daemon and detached processes learn one at a time
+    (two captures of one transcript at once would both see it as new). Without ``fcntl``
+    (Windows, where no daemon runs either) each process learns on its own."""
+    try:
+        import fcntl
+    except ImportError:
+        yield
+        return
+    from server.hooks.where import hooks_dir
+
+    with open(hooks_dir() / "learning.lock", "a+b") as f:
+        fcntl.flock(f, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(f, fcntl.LOCK_UN)
+
+
 def run_background(e: Event, sessions: Sessions, *, settle: float = SETTLE_SECONDS) -> None:
     """The slow part of an event: learn the turn (or, at a new project's first session, its
     history); errors go to the log."""
@@ -312,6 +338,8 @@ def run_background(e: Event, sessions: Sessions, *, settle: float = SETTLE_SECON
             done = cap.capture_transcript(
                 session.store, session.root, e.client, e.conversation, transcript, settle=settle
             )
+    if done.added:
+        session.fill_levels()  # the short forms a prompt's answer shows, made once, not per answer
     log.info(
         "%s %s %s: %s (%d messages, %d memories, cited %s, ignored %s) in %.0f ms",
         e.client,
@@ -346,8 +374,3 @@ def describe(e: Event | None, reply: Reply | None, ms: float) -> str:
     said = f"{reply.items} items" if reply and reply.items else "nothing said"
     later = ", learning in the background" if reply and reply.background else ""
     return f"{e.client} {e.name}: {said}{later} ({ms:.0f} ms)"
-
-
-def payload_env(environ: Mapping[str, str]) -> dict[str, str | None]:
-    """What of the caller's environment an event needs (its database)."""
-    return {"db": environ.get(ENV_DB) or None}

@@ -7,8 +7,6 @@ it knows whether it needs the store at all. The data directory is the one
 
 from __future__ import annotations
 
-import logging
-import logging.handlers
 import os
 from pathlib import Path
 
@@ -41,9 +39,13 @@ def log_path() -> Path:
     return hooks_dir() / "hooks.log"
 
 
-def file_logging(level: int = logging.INFO) -> None:
-    """Send the ``living_memory`` logs to the hooks' log file (never to stdout or stderr: the
-    agent reads stdout and shows stderr)."""
+def file_logging(level: int | None = None) -> None:
+    """Send the ``living_memory`` logs (INFO and up by default) to the hooks' log file (never
+    to stdout or stderr: the agent reads stdout and shows stderr). Imported only when a log
+    line is due: a warm answer never needs it."""
+    import logging
+    import logging.handlers
+
     root = logging.getLogger()
     if any(getattr(h, "_living_memory_hooks", False) for h in root.handlers):
         return
@@ -55,4 +57,4 @@ def file_logging(level: int = logging.INFO) -> None:
     )
     handler._living_memory_hooks = True  # type: ignore[attr-defined]
     root.addHandler(handler)
-    root.setLevel(level)
+    root.setLevel(logging.INFO if level is None else level)

@@ -1,0 +1,151 @@
+"""A live conversation captured turn by turn (``capture_transcript`` after each ``Stop``)
+learns what the whole transcript ingested at once learns, while each capture redacts and saves
+only the messages that are new; a transcript rewritten before what was learned is learned whole
+again; a later ingestion of the same transcript is the same conversation."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from project_fixtures import GitRepo
+
+import storage.sources.records as records
+from predictive.hook_state import load
+from predictive.ingest import run
+from predictive.operations.capture import capture_transcript
+from storage import MemoryStore
+from storage.embeddings import HashingEmbedder
+from storage.sessions import sessions_of
+
+SESSION = "0f6e7d52-3c1b-4b7a-8d2e-9a1c5b3e7f20"
+TURNS: list[tuple[str, str]] = [
+    ("user", "We decided to use httpx instead of requests for the HTTP client in src/client.py."),
+    ("assistant", "Switched src/client.py to httpx; run `pytest -q` to check."),
+    ("user", "Tests fail with ImportError: cannot import name 'Client' from 'httpx.api'."),
+    (
+        "assistant",
+        "Fixed: the import was wrong. Use `from httpx import Client` in src/client.py; "
+        "then run `pytest -q` and `ruff check .` before committing.",
+    ),
+    ("user", "Always run `ruff check .` and `pytest -q` before committing. Never use pip."),
+    ("assistant", "Noted: I ran `ruff check .` and `pytest -q`; both pass."),
+]
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    repo = GitRepo.init(tmp_path / "proj")
+    repo.commit("Add the HTTP client", {"src/client.py": "import requests\n"})
+    return repo.root
+
+
+def write(path: Path, turns: list[tuple[str, str]], cwd: Path, t0: float) -> None:
+    """A Claude Code transcript of ``turns``, one second apart."""
+    lines: list[dict[str, Any]] = []
+    for n, (role, text) in enumerate(turns):
+        message: dict[str, Any] = {"role": role, "content": [{"type": "text", "text": text}]}
+        if role == "assistant":
+            message["id"] = f"msg_{n}"
+        lines.append(
+            {
+                "parentUuid": f"u{n - 1}" if n else None,
+                "isSidechain": False,
+                "type": role,
+                "uuid": f"u{n}",
+                "sessionId": SESSION,
+                "cwd": str(cwd),
+                "timestamp": time.strftime("%Y-%m-%dT%H:%M:%S.000Z", time.gmtime(t0 + n)),
+                "message": message,
+            }
+        )
+    path.write_text("".join(json.dumps(x) + "\n" for x in lines), encoding="utf-8")
+
+
+def learned(store: MemoryStore) -> set[tuple[str, str]]:
+    """What a conversation taught, its own summary memory left out (it is rewritten as the
+    conversation grows)."""
+    return {
+        (m.kind.value, m.text)
+        for m in store.list(limit=1000)
+        if m.source.startswith("chat:") and m.metadata.get("unit") != "session"
+    }
+
+
+def test_turn_by_turn_learns_what_the_whole_transcript_teaches(
+    project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    t0 = time.time() - 60
+    transcript = tmp_path / f"{SESSION}.jsonl"
+    redacted: list[str] = []
+    real = records.redact
+    monkeypatch.setattr(records, "redact", lambda text: redacted.append(text) or real(text))
+    with MemoryStore(tmp_path / "live.db", embedder=HashingEmbedder()) as live:
+        for end in (2, 4, 6):
+            write(transcript, TURNS[:end], project, t0)
+            redacted.clear()
+            done = capture_transcript(live, project, "claude", SESSION, transcript)
+            assert done.captured and done.reason == "learned"
+            # only the new turn's messages are redacted (and saved) again
+            said = [t for t in redacted if t in {x for _, x in TURNS}]
+            assert set(said) == {text for _, text in TURNS[end - 2 : end]}
+            assert load(live, "claude", SESSION).learned.startswith(f"{end}:")
+        assert capture_transcript(live, project, "claude", SESSION, transcript).reason == (
+            "unchanged"
+        )
+        sessions = sessions_of(live)
+        (conv,) = sessions.list(tool="claude")
+        assert [m.text for m in sessions.messages(conv.id)] == [t for _, t in TURNS]
+        summary = sessions.get(conv.id).summary or ""
+        assert "6 messages" in summary  # the summary is the whole conversation's
+        live_learned = learned(live)
+
+        # the same transcript ingested afterwards is the conversation already learned
+        report = run(
+            live,
+            root=project,
+            options={"sources": ["chats"], "tools": ["claude"], "paths": [str(transcript)]},
+        )
+        assert report["sources"]["chats"]["unchanged"] == 1
+        assert len(sessions.list(tool="claude")) == 1
+
+    with MemoryStore(tmp_path / "whole.db", embedder=HashingEmbedder()) as whole:
+        capture_transcript(whole, project, "claude", SESSION, transcript)
+        assert learned(whole) == live_learned
+    assert live_learned  # the conversation taught something (else the comparison says nothing)
+
+
+def test_a_rewritten_transcript_is_learned_whole_again(project: Path, tmp_path: Path) -> None:
+    t0 = time.time() - 60
+    transcript = tmp_path / f"{SESSION}.jsonl"
+    with MemoryStore(tmp_path / "live.db", embedder=HashingEmbedder()) as store:
+        write(transcript, TURNS[:4], project, t0)
+        capture_transcript(store, project, "claude", SESSION, transcript)
+        rewritten = [("user", "Use aiohttp for the HTTP client in src/client.py."), *TURNS[1:]]
+        write(transcript, rewritten, project, t0)
+        assert capture_transcript(store, project, "claude", SESSION, transcript).captured
+        sessions = sessions_of(store)
+        (conv,) = sessions.list(tool="claude")
+        texts = [m.text for m in sessions.messages(conv.id)]
+        assert texts[0] == rewritten[0][1] and len(texts) == 6
+
+
+def test_a_new_title_with_no_new_message_keeps_the_conversation(
+    project: Path, tmp_path: Path
+) -> None:
+    t0 = time.time() - 60
+    transcript = tmp_path / f"{SESSION}.jsonl"
+    with MemoryStore(tmp_path / "live.db", embedder=HashingEmbedder()) as store:
+        write(transcript, TURNS[:4], project, t0)
+        capture_transcript(store, project, "claude", SESSION, transcript)
+        with transcript.open("a", encoding="utf-8") as f:  # Claude Code titles a session later
+            f.write(json.dumps({"type": "summary", "summary": "Switch to httpx", "leafUuid": "u3"}))
+            f.write("\n")
+        assert capture_transcript(store, project, "claude", SESSION, transcript).captured
+        sessions = sessions_of(store)
+        (conv,) = sessions.list(tool="claude")
+        assert conv.title == "Switch to httpx"
+        assert [m.text for m in sessions.messages(conv.id)] == [t for _, t in TURNS[:4]]
