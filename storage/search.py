@@ -32,6 +32,8 @@ MODES = ("hybrid", "keyword", "vector")
 COMMON_TERM_MIN_DOCS = 1000
 COMMON_TERM_SHARE = 0.02
 COMMON_TERMS_KEPT = 4
+# Rank-ordered FTS matches read beyond the ones asked for, for rows the filter drops.
+RANK_SLACK = 16
 FUSIONS = ("rrf", "weighted")
 # Measured on LoCoMo (bench/bench_locomo.py, real model): weighted fusion with 0.3 on the
 # vector side beat keyword-only, vector-only and RRF at recall@5/10/25.
@@ -117,16 +119,33 @@ def _bm25(
         return []
     where, params = filters.sql("m")
     weights = ", ".join(str(w) for w in BM25_WEIGHTS)
-    rows: list[tuple[int, float]] = list(
-        store.conn.execute(
-            f"SELECT m.id, -bm25(memories_fts, {weights}) AS s FROM memories_fts "
-            f"JOIN memories m ON m.id = memories_fts.rowid "
-            f"WHERE memories_fts MATCH ? AND {where} ORDER BY bm25(memories_fts, {weights}) "
-            f"LIMIT ?",
-            [match, *params, int(limit)],
+    if not filters.is_selective:
+        # The best matches by FTS5's own rank first, then their rows: only those few are read
+        # from the memories table and filtered. Archived or out-of-range rows among them can
+        # leave fewer than asked; the filtered query below then gives the exact answer.
+        found = _rows(
+            store,
+            f"SELECT m.id, -f.rank FROM (SELECT rowid, rank FROM memories_fts "
+            f"WHERE memories_fts MATCH ? AND rank MATCH ? ORDER BY rank LIMIT ?) f "
+            f"JOIN memories m ON m.id = f.rowid WHERE {where} ORDER BY f.rank, m.id LIMIT ?",
+            [match, f"bm25({weights})", int(limit) + RANK_SLACK, *params, int(limit)],
         )
+        if len(found) >= limit:
+            return found
+    # A selective filter (kinds, anchors, ids, source) is part of the match itself, so a
+    # filtered search returns ``limit`` results whenever that many match.
+    return _rows(
+        store,
+        f"SELECT m.id, -bm25(memories_fts, {weights}) AS s FROM memories_fts "
+        f"JOIN memories m ON m.id = memories_fts.rowid "
+        f"WHERE memories_fts MATCH ? AND {where} "
+        f"ORDER BY bm25(memories_fts, {weights}), m.id LIMIT ?",
+        [match, *params, int(limit)],
     )
-    return [(r[0], float(r[1])) for r in rows]
+
+
+def _rows(store: MemoryStore, sql: str, params: list[Any]) -> list[tuple[int, float]]:
+    return [(int(r[0]), float(r[1])) for r in store.conn.execute(sql, params)]
 
 
 def vector_candidates(

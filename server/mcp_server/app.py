@@ -20,6 +20,7 @@ from mcp.server.mcpserver import MCPServer
 from predictive.learning import Learning
 from predictive.session import ProjectSession
 from storage import MemoryStore
+from storage.embeddings import Embedder
 
 log = logging.getLogger("living_memory.mcp")
 
@@ -41,6 +42,7 @@ class Backend:
     root: Path
     db_path: Path
     model_dir: Path | None = None
+    embedder: Callable[[], Embedder] | None = None  # default: loaded from model_dir on first use
     learning: Learning = field(default_factory=Learning)
     session: ProjectSession | None = None
     worker: ThreadPoolExecutor = field(
@@ -53,7 +55,11 @@ class Backend:
         with self._open_lock:
             if self.session is None:
                 self.session = ProjectSession.open(
-                    self.root, self.db_path, model_dir=self.model_dir, learning=self.learning
+                    self.root,
+                    self.db_path,
+                    model_dir=self.model_dir,
+                    embedder=self.embedder,
+                    learning=self.learning,
                 )
                 log.info("memory of %s at %s", self.root, self.db_path)
             return self.session
@@ -66,6 +72,11 @@ class Backend:
     def prepare(self, ingest: bool = True) -> None:
         """The session's preparation (first ingestion, vectors, levels); answers given before
         the vectors are in carry a ``learning`` note."""
+        try:
+            # the model and the vector index, loaded before the first search needs them
+            self.open().store.vectors()
+        except Exception:
+            log.warning("loading the embedding model or vector index failed", exc_info=True)
         try:
             prepared = self.open().prepare(ingest=ingest)
             if prepared.first_run is not None:
