@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import logging
 import numbers
+import threading
 from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -239,15 +241,20 @@ def search(
         raise InvalidInput("vector search needs an embedding model")
     kw: list[tuple[int, float]] = []
     vec: list[tuple[int, float]] = []
-    qv: np.ndarray | None = None
+    qv: np.ndarray | None = query_vector
+    embedding: Future[np.ndarray] | None = None
+    wants_vectors = mode in ("hybrid", "vector") and store.has_embedder
+    if wants_vectors and qv is None:
+        emb = store.embedder
+        assert emb is not None
+        # the query is embedded on the side (onnxruntime releases the GIL) while FTS5 ranks
+        embedding = _embedding_pool().submit(emb.embed, [query])
     if mode in ("hybrid", "keyword"):
         kw = keyword_candidates(store, query, filters, pool)
-    if mode in ("hybrid", "vector") and store.has_embedder:
-        qv = query_vector
-        if qv is None:
-            emb = store.embedder
-            assert emb is not None
-            qv = emb.embed([query])[0]
+    if wants_vectors:
+        if embedding is not None:
+            qv = embedding.result()[0]
+        assert qv is not None
         vec = vector_candidates(store, qv, filters, pool)
         if min_similarity is not None:
             vec = [(mid, sim) for mid, sim in vec if sim >= min_similarity]
@@ -285,6 +292,19 @@ def search(
             )
         )
     return hits
+
+
+_POOL: ThreadPoolExecutor | None = None
+_POOL_LOCK = threading.Lock()
+
+
+def _embedding_pool() -> ThreadPoolExecutor:
+    """The threads that embed search queries beside the keyword search (one pool a process)."""
+    global _POOL
+    with _POOL_LOCK:
+        if _POOL is None:
+            _POOL = ThreadPoolExecutor(2, thread_name_prefix="lm-query-embed")
+        return _POOL
 
 
 def fuse(
