@@ -20,7 +20,6 @@ from mcp.server.mcpserver import MCPServer
 from predictive.learning import Learning
 from predictive.session import ProjectSession
 from storage import MemoryStore
-from storage.embeddings import Embedder
 
 log = logging.getLogger("living_memory.mcp")
 
@@ -42,7 +41,6 @@ class Backend:
     root: Path
     db_path: Path
     model_dir: Path | None = None
-    embedder: Callable[[], Embedder] | None = None  # default: loaded from model_dir on first use
     learning: Learning = field(default_factory=Learning)
     session: ProjectSession | None = None
     worker: ThreadPoolExecutor = field(
@@ -55,11 +53,7 @@ class Backend:
         with self._open_lock:
             if self.session is None:
                 self.session = ProjectSession.open(
-                    self.root,
-                    self.db_path,
-                    model_dir=self.model_dir,
-                    embedder=self.embedder,
-                    learning=self.learning,
+                    self.root, self.db_path, model_dir=self.model_dir, learning=self.learning
                 )
                 log.info("memory of %s at %s", self.root, self.db_path)
             return self.session

@@ -5,16 +5,10 @@ from __future__ import annotations
 import argparse
 import logging
 import sys
-import threading
-from collections.abc import Callable
-from concurrent.futures import Future
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from storage.paths import default_db_path
-
-if TYPE_CHECKING:
-    from storage.embeddings import Embedder
 
 
 def add_parser(sub: Any) -> None:
@@ -79,29 +73,10 @@ def _root(given: Path | None) -> Path:
         raise SystemExit(f"error: --root: {e.message}") from None
 
 
-def _load_model_early(model_dir: Path | None) -> Callable[[], Embedder]:
-    """Start loading the embedding model on a thread now, so that it loads while the server's
-    modules import and the client initialises; the store's embedder factory waits for it. A
-    model that cannot load raises where it is first used, as a lazily loaded one would."""
-    import storage.embeddings  # here, so the thread imports only onnxruntime and tokenizers
-
-    done: Future[Embedder] = Future()
-
-    def load() -> None:
-        try:
-            done.set_result(storage.embeddings.embedder_from_env(model_dir))
-        except BaseException as e:  # handed to whoever asks for the model
-            done.set_exception(e)
-
-    threading.Thread(target=load, name="lm-mcp-model", daemon=True).start()
-    return done.result
-
-
 def run(args: argparse.Namespace) -> int:
     """Run the server (stdout is the protocol: logs go to stderr) or install it."""
     if getattr(args, "mcp_command", None) == "install":
         return _install(args)
-    embedder = _load_model_early(args.model_dir)
     from server.mcp_server.app import Backend, serve
 
     logging.basicConfig(
@@ -128,7 +103,7 @@ def run(args: argparse.Namespace) -> int:
             f"'Authorization: Bearer <token>' (the token is in {token_path(db)})",
             file=sys.stderr,
         )
-    backend = Backend(root=root, db_path=db, model_dir=args.model_dir, embedder=embedder)
+    backend = Backend(root=root, db_path=db, model_dir=args.model_dir)
     return serve(backend, http_port=args.http, ingest=not args.no_ingest, token=token)
 
 
