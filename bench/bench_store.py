@@ -269,7 +269,7 @@ def worker_search(args: argparse.Namespace) -> dict[str, Any]:
         dt_, _state = timed(lambda: vi.rebuild(store.conn, "bench"))
         rebuilds.append(dt_)
     out["rebuild_s"] = [round(t, 3) for t in rebuilds]
-    out["rebuild_s_median"] = round(median(rebuilds), 3)
+    out["rebuild_s_median"] = round(median(rebuilds), 3) if rebuilds else None
     store._vectors = None  # never save the rebuilt copy over the cached file
     store.close()
     return out
@@ -568,7 +568,7 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--batch", type=int, default=256)
     ap.add_argument("--ingest-sample", type=int, default=2000)
     ap.add_argument("--ingest-repeats", type=int, default=3)
-    ap.add_argument("--rebuild-repeats", type=int, default=3)
+    ap.add_argument("--rebuild-repeats", type=int, default=3, help="0: skip the rebuild")
     ap.add_argument("--dtypes", default="f16,f32", help="also try i8, bf16")
     ap.add_argument("--dtype-sizes", default="10000,100000", help="sizes for the dtype study")
     ap.add_argument("--skip", default="", help="phases to skip: ingest,search,dtype")
