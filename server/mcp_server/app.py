@@ -67,11 +67,6 @@ class Backend:
         """The session's preparation (first ingestion, vectors, levels); answers given before
         the vectors are in carry a ``learning`` note."""
         try:
-            # the model and the vector index, loaded before the first search needs them
-            self.open().store.vectors()
-        except Exception:
-            log.warning("loading the embedding model or vector index failed", exc_info=True)
-        try:
             prepared = self.open().prepare(ingest=ingest)
             if prepared.first_run is not None:
                 log.info(
