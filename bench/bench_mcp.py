@@ -167,6 +167,39 @@ async def _measure(
     return out
 
 
+async def _starts(
+    db: Path, root: Path, env: dict[str, str], queries: list[str], repeats: int
+) -> dict[str, Any]:
+    """Fresh server processes: spawn → ``initialize`` answered, and spawn → the answer to a
+    first ``search`` sent right after (what an agent does when its session begins)."""
+    from mcp import ClientSession
+    from mcp.client.stdio import StdioServerParameters, stdio_client
+
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "server", "--db", str(db), "mcp", "--no-ingest", "--root", str(root)],
+        env=env,
+        cwd=str(root),
+    )
+    initialized: list[float] = []
+    answered: list[float] = []
+    with open(os.devnull, "w") as errlog:
+        for i in range(repeats):
+            t0 = time.perf_counter()
+            async with (
+                stdio_client(params, errlog=errlog) as (read, write),
+                ClientSession(read, write) as session,
+            ):
+                await session.initialize()
+                initialized.append(time.perf_counter() - t0)
+                res = await session.call_tool("search", {"query": queries[i % len(queries)]})
+                answered.append(time.perf_counter() - t0)
+                if res.is_error:
+                    raise SystemExit(f"search failed: {res.content}")
+            log(f"start {i + 1}: initialize {initialized[-1]:.2f}s, answer {answered[-1]:.2f}s")
+    return {"initialize": summarize_ms(initialized), "first_answer": summarize_ms(answered)}
+
+
 def _in_process(db: Path, root: Path, inputs: dict[str, Any], calls: int) -> dict[str, Any]:
     """The same operations called directly (no MCP, no budget fitting): the reference that
     shows what the MCP layer adds."""
@@ -214,6 +247,12 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--calls", type=int, default=200, help="warm calls per tool")
     ap.add_argument("--budget", type=int, default=2000, help="token budget of each call")
     ap.add_argument("--name", default="mcp", help="results file bench/results/NAME.json")
+    ap.add_argument(
+        "--starts", type=int, default=5, help="fresh processes for start-up and first answer"
+    )
+    ap.add_argument(
+        "--only-starts", action="store_true", help="measure start-up only (no warm calls)"
+    )
     a = ap.parse_args(argv)
 
     embedder = make_embedder(a.embedder)
@@ -223,9 +262,12 @@ def main(argv: list[str] | None = None) -> None:
         db = _copy_store(cached / "memories.db", Path(tmp) / "store")
         inputs = _inputs(db, a.seed, max(50, a.calls), a.size)
         root = _project(Path(tmp), inputs["files"])
-        res = asyncio.run(
-            _measure(db, root, _env(a.embedder, Path(tmp) / "data"), inputs, a.calls, a.budget)
-        )
+        env = _env(a.embedder, Path(tmp) / "data")
+        starts = asyncio.run(_starts(db, root, env, inputs["queries"], a.starts))
+        if a.only_starts:
+            _report_starts(a, starts, load_before)
+            return
+        res = asyncio.run(_measure(db, root, env, inputs, a.calls, a.budget))
         if a.embedder == "hashing":
             os.environ["LIVING_MEMORY_EMBEDDER"] = "hashing"
         reference = _in_process(db, root, inputs, a.calls)
@@ -241,12 +283,14 @@ def main(argv: list[str] | None = None) -> None:
         "load_avg_after": m["load_avg"],
         "store_build": record,
         "results": res,
+        "starts": starts,
         "in_process": reference,
     }
     path = write_result(a.name, payload)
     print(machine_line(m))
     print(f"load average before {load_before}, after {m['load_avg']}")
     print(f"server start + initialize: {res['startup_ms']} ms")
+    _print_starts(starts)
     rows = [
         [
             t,
@@ -262,6 +306,28 @@ def main(argv: list[str] | None = None) -> None:
     ]
     headers = ["tool", "cold ms", "p50 ms", "p95 ms", "in-process p50", "in-process p95"]
     print(table([*headers, "max tokens", "budget"], rows))
+    print(f"written to {path}")
+
+
+def _print_starts(starts: dict[str, Any]) -> None:
+    for what in ("initialize", "first_answer"):
+        st = starts[what]
+        print(f"spawn → {what}: p50 {st['p50_ms']} ms, max {st['max_ms']} ms ({st['n']} starts)")
+
+
+def _report_starts(a: argparse.Namespace, starts: dict[str, Any], load_before: Any) -> None:
+    m = machine()
+    payload = {
+        "size": a.size,
+        "embedder": a.embedder,
+        "load_avg_before": load_before,
+        "load_avg_after": m["load_avg"],
+        "starts": starts,
+    }
+    path = write_result(a.name, payload)
+    print(machine_line(m))
+    print(f"load average before {load_before}, after {m['load_avg']}")
+    _print_starts(starts)
     print(f"written to {path}")
 
 

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import logging
 import numbers
+import threading
 from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -32,6 +34,12 @@ MODES = ("hybrid", "keyword", "vector")
 COMMON_TERM_MIN_DOCS = 1000
 COMMON_TERM_SHARE = 0.02
 COMMON_TERMS_KEPT = 4
+# Rank-ordered FTS matches read per match asked for, and beyond, for rows a filter drops (a
+# branch filter drops ~15 %), and how many times more are read before the filter is applied
+# to every match instead.
+RANK_READ = 2
+RANK_SLACK = 16
+RANK_ROUNDS = 3
 FUSIONS = ("rrf", "weighted")
 # Measured on LoCoMo (bench/bench_locomo.py, real model): weighted fusion with 0.3 on the
 # vector side beat keyword-only, vector-only and RRF at recall@5/10/25.
@@ -115,18 +123,52 @@ def _bm25(
 ) -> list[tuple[int, float]]:
     if match is None:
         return []
-    where, params = filters.sql("m")
     weights = ", ".join(str(w) for w in BM25_WEIGHTS)
-    rows: list[tuple[int, float]] = list(
-        store.conn.execute(
-            f"SELECT m.id, -bm25(memories_fts, {weights}) AS s FROM memories_fts "
-            f"JOIN memories m ON m.id = memories_fts.rowid "
-            f"WHERE memories_fts MATCH ? AND {where} ORDER BY bm25(memories_fts, {weights}) "
-            f"LIMIT ?",
-            [match, *params, int(limit)],
-        )
+    if not filters.is_selective:
+        found = _best_ranked(store, match, f"bm25(memories_fts, {weights})", filters, limit)
+        if found is not None:
+            return found
+    # A selective filter (kinds, anchors, ids, source) is part of the match itself, so a
+    # filtered search returns ``limit`` results whenever that many match.
+    where, params = filters.sql("m")
+    return _rows(
+        store,
+        f"SELECT m.id, -bm25(memories_fts, {weights}) AS s FROM memories_fts "
+        f"JOIN memories m ON m.id = memories_fts.rowid "
+        f"WHERE memories_fts MATCH ? AND {where} "
+        f"ORDER BY bm25(memories_fts, {weights}), m.id LIMIT ?",
+        [match, *params, int(limit)],
     )
-    return [(r[0], float(r[1])) for r in rows]
+
+
+def _best_ranked(
+    store: MemoryStore, match: str, rank: str, filters: MemoryFilter, limit: int
+) -> list[tuple[int, float]] | None:
+    """The best ``limit`` matches by FTS5's own rank that pass ``filters`` (a filter that keeps
+    most memories: archive, branch, validity, dates): only the best-ranked rows are read from
+    the memories table and tested, more of them while the filter drops too many. None when
+    that does not settle it in a few rounds."""
+    where, params = filters.sql("m")
+    read = int(limit) * RANK_READ + RANK_SLACK
+    for _ in range(RANK_ROUNDS):
+        rows = list(
+            store.conn.execute(
+                f"SELECT f.rowid, -f.s, ({where}) FROM (SELECT rowid, {rank} AS s "
+                f"FROM memories_fts WHERE memories_fts MATCH ? ORDER BY s LIMIT ?) f "
+                f"JOIN memories m ON m.id = f.rowid ORDER BY f.s, f.rowid",
+                [*params, match, read],
+            )
+        )
+        kept = [(int(r[0]), float(r[1])) for r in rows if r[2]]
+        if len(kept) >= limit or len(rows) < read:  # enough, or every match was read
+            return kept[:limit]
+        # read as many more as the share the filter kept says are needed, with a margin
+        read = max(read * 2, (read * limit * 3) // max(1, len(kept)))
+    return None
+
+
+def _rows(store: MemoryStore, sql: str, params: list[Any]) -> list[tuple[int, float]]:
+    return [(int(r[0]), float(r[1])) for r in store.conn.execute(sql, params)]
 
 
 def vector_candidates(
@@ -220,15 +262,20 @@ def search(
         raise InvalidInput("vector search needs an embedding model")
     kw: list[tuple[int, float]] = []
     vec: list[tuple[int, float]] = []
-    qv: np.ndarray | None = None
+    qv: np.ndarray | None = query_vector
+    embedding: Future[np.ndarray] | None = None
+    wants_vectors = mode in ("hybrid", "vector") and store.has_embedder
+    if wants_vectors and qv is None:
+        emb = store.embedder
+        assert emb is not None
+        # the query is embedded on the side (onnxruntime releases the GIL) while FTS5 ranks
+        embedding = _embedding_pool().submit(emb.embed, [query])
     if mode in ("hybrid", "keyword"):
         kw = keyword_candidates(store, query, filters, pool)
-    if mode in ("hybrid", "vector") and store.has_embedder:
-        qv = query_vector
-        if qv is None:
-            emb = store.embedder
-            assert emb is not None
-            qv = emb.embed([query])[0]
+    if wants_vectors:
+        if embedding is not None:
+            qv = embedding.result()[0]
+        assert qv is not None
         vec = vector_candidates(store, qv, filters, pool)
         if min_similarity is not None:
             vec = [(mid, sim) for mid, sim in vec if sim >= min_similarity]
@@ -266,6 +313,19 @@ def search(
             )
         )
     return hits
+
+
+_POOL: ThreadPoolExecutor | None = None
+_POOL_LOCK = threading.Lock()
+
+
+def _embedding_pool() -> ThreadPoolExecutor:
+    """The threads that embed search queries beside the keyword search (one pool a process)."""
+    global _POOL
+    with _POOL_LOCK:
+        if _POOL is None:
+            _POOL = ThreadPoolExecutor(2, thread_name_prefix="lm-query-embed")
+        return _POOL
 
 
 def fuse(

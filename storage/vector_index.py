@@ -15,19 +15,13 @@ import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TypedDict
+from typing import TYPE_CHECKING, TypedDict
 
 import apsw
 import numpy as np
 
-# isort: off
-# onnxruntime must be loaded before usearch: the other order segfaults in onnxruntime's
-# import (usearch 2.26 + onnxruntime 1.31 on Linux x86_64, seen here). storage.ort loads it
-# with its telemetry off.
-import storage.ort  # noqa: F401
-from usearch.index import Index
-
-# isort: on
+if TYPE_CHECKING:
+    from usearch.index import Index
 
 log = logging.getLogger(__name__)
 
@@ -63,6 +57,20 @@ class _Hnsw(TypedDict):
     expansion_search: int
 
 
+def _usearch() -> type[Index]:
+    """usearch's ``Index``, imported on first use (a process that never searches by meaning,
+    such as an agent's hook, does not pay for it or for onnxruntime)."""
+    # onnxruntime must be loaded before usearch: the other order segfaults in onnxruntime's
+    # import (usearch 2.26 + onnxruntime 1.31 on Linux x86_64, seen here). storage.ort loads it
+    # with its telemetry off.
+    # isort: off
+    import storage.ort  # noqa: F401
+    from usearch.index import Index
+
+    # isort: on
+    return Index
+
+
 class VectorIndex:
     """Approximate cosine search over memory vectors of one model."""
 
@@ -94,7 +102,7 @@ class VectorIndex:
         self.state: IndexState | None = None
 
     def _new(self) -> Index:
-        return Index(ndim=self.dim, metric="cos", dtype=self.dtype, **self._params)
+        return _usearch()(ndim=self.dim, metric="cos", dtype=self.dtype, **self._params)
 
     @staticmethod
     def _sidecar(path: Path) -> Path:
@@ -131,7 +139,7 @@ class VectorIndex:
                     return "model changed"
                 if meta.get("dtype") != self.dtype:
                     return "dtype changed"
-                index = Index.restore(str(self.path), view=False)
+                index = _usearch().restore(str(self.path), view=False)
                 if index is None or index.ndim != self.dim:
                     return "corrupt"
                 if len(index) != int(meta["count"]):

@@ -292,6 +292,82 @@ def test_ann_widens_its_search_when_filters_drop_candidates(
     assert _ids(hits) == [wanted]
 
 
+def _ledger_store(
+    store: MemoryStore, strong: int, weak: int, **strong_fields: object
+) -> tuple[list[int], list[int]]:
+    """``strong`` memories that match "ledger" best (short, the word three times, tagged) with
+    ``strong_fields``, then ``weak`` decisions that mention it once in a long text; their ids."""
+    strong_added = store.add_many(
+        [
+            NewMemory(
+                text=f"Ledger {i}: ledger ledger.",
+                anchors=[Anchor.parse("ledger")],
+                created_at=T0,
+                **strong_fields,  # type: ignore[arg-type]
+            )
+            for i in range(strong)
+        ]
+    )
+    filler = " ".join(f"word{j}" for j in range(40))
+    added = store.add_many(
+        [
+            NewMemory(
+                text=f"Note {i} on the ledger among many other words {filler}.",
+                kind=Kind.DECISION,
+                created_at=T0,
+            )
+            for i in range(weak)
+        ]
+    )
+    return [r.id for r in strong_added], [r.id for r in added]
+
+
+def test_keyword_search_beyond_the_rank_cutoff_returns_the_best_matches(
+    store: MemoryStore,
+) -> None:
+    _ledger_store(store, strong=150, weak=150, kind=Kind.FACT)
+    every_kind = MemoryFilter(kinds=list(Kind))  # selective: ranks every match in one query
+    ranked = _ids(search(store, "ledger", mode="keyword", k=300, filters=every_kind))
+    assert len(ranked) == 300  # more matches than the rank cutoff reads
+    for k in (1, 5, 10):
+        assert _ids(search(store, "ledger", mode="keyword", k=k, candidates=k)) == ranked[:k]
+    best = search(store, "ledger", mode="keyword", k=1)[0]
+    assert best.memory.text.startswith("Ledger") and best.keyword_rank == 1
+
+
+def test_archived_best_matches_leave_k_live_results(store: MemoryStore) -> None:
+    strong, weak = _ledger_store(store, strong=120, weak=12, kind=Kind.FACT)
+    for mid in strong:
+        store.archive(mid)
+    hits = search(store, "ledger", mode="keyword", k=10)
+    assert len(hits) == 10
+    assert set(_ids(hits)) <= set(weak)
+    assert (
+        len(
+            search(
+                store, "ledger", mode="keyword", k=10, filters=MemoryFilter(include_archived=True)
+            )
+        )
+        == 10
+    )
+
+
+def test_expired_best_matches_leave_k_valid_results(store: MemoryStore) -> None:
+    _, weak = _ledger_store(store, strong=120, weak=12, kind=Kind.FACT, valid_to=T0 + 5)
+    now = MemoryFilter(valid_at=T0 + 10)
+    hits = search(store, "ledger", mode="keyword", k=10, filters=now)
+    assert len(hits) == 10 and set(_ids(hits)) <= set(weak)
+
+
+def test_kind_filter_returns_k_results_below_better_matches_of_other_kinds(
+    store: MemoryStore,
+) -> None:
+    _, weak = _ledger_store(store, strong=120, weak=12, kind=Kind.FACT)
+    for mode in ("keyword", "hybrid"):
+        hits = search(store, "ledger", mode=mode, k=10, filters=MemoryFilter(kinds=[Kind.DECISION]))
+        assert len(hits) == 10 and set(_ids(hits)) <= set(weak), mode
+
+
 # ---- fusion on hand-made lists ---------------------------------------------------------------
 
 
