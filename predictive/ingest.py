@@ -58,9 +58,10 @@ FIRST_RUN_SOURCES = ("git", "adr", "rules", "shared")
 TOOLS = ("cursor", "specstory", "copilot", "claude", "codex")
 BATCH = 64
 USER_MENTION_WEIGHT = 3
-TOOL_OUTPUT_MENTION_WEIGHT = 0.25
-"""A file named on a line of tool output in a conversation (a traceback frame, a test report,
-pasted or run) counts this much of a mention: the session ran into the file, a weak tie."""
+TOOL_OUTPUT_MENTION = 0.5
+"""A file a conversation names only on lines of tool output (a traceback frame, a test report,
+pasted or run) counts as this much of one mention, however often: the session ran into the
+file, a weak tie; a file it talks about gains nothing from its tool output."""
 GIT_FORMAT = "2"
 """How commits are stored: "2" = subject and meaningful body, noise left out. A store whose
 git state has an older format re-reads the history once and rewrites what it holds."""
@@ -547,13 +548,13 @@ class _Run:
         said = [m.text for m in conv.messages if m.role != "user"] + list(conv.thoughts)
         asked = [m.text for m in conv.messages if m.role == "user"]
         mentions = count_mentions(said, self._files) + count_modules(said, self._files)
-        mentions += count_mentions(
-            said + asked, self._files, prose=0, tool_output=TOOL_OUTPUT_MENTION_WEIGHT
-        )
         for path, n in (
             count_mentions(asked, self._files) + count_modules(asked, self._files)
         ).items():
             mentions[path] += USER_MENTION_WEIGHT * n
+        for path in count_mentions(said + asked, self._files, prose=0, tool_output=1):
+            if path not in mentions:
+                mentions[path] = TOOL_OUTPUT_MENTION  # type: ignore[assignment]
         new = session_unit(conv, summary, mentions)
         old = self.store.find_by_source(new.source, conv.external_id)
         result = self.store.add(new)

@@ -34,6 +34,9 @@ SUPPORT = 0.15
 SNIPPET_CHARS = 280
 CURATED_SOURCES = ("rules", "adr")
 CURATED_BOOST = 1.2
+NO_LONGER_VALID = 0.5
+"""A superseded or ended memory's share of its score, in the summed ranking and in the keyword
+and vector rankings alike (``--history`` shows it, after what replaced it)."""
 """What a project wrote down on purpose (rule files, decision records) outranks what was said
 along the way, when both match as well."""
 _WORD = re.compile(r"\w+")
@@ -215,9 +218,12 @@ def _prior(m: Memory, now: float) -> float:
         p += 0.03
     if m.source in CURATED_SOURCES:
         p *= CURATED_BOOST
-    if m.valid_to is not None and m.valid_to <= now:
-        p *= 0.5
-    return p
+    return p * _validity(m, now)
+
+
+def _validity(m: Memory, now: float) -> float:
+    """What a memory no longer valid (superseded, ended) keeps of its score in every ranking."""
+    return NO_LONGER_VALID if m.valid_to is not None and m.valid_to <= now else 1.0
 
 
 @dataclass
@@ -302,10 +308,11 @@ def find(  # noqa: C901
         m = h.memory
         key, prov = unit_of(m, origins)
         if CHAT_MEMORIES_AS_PIECES or not m.source.startswith("chat:"):
+            valid = _validity(m, now)
             if h.bm25 is not None:
-                _best(rankings["keyword"], key, h.bm25 / top_bm25)
+                _best(rankings["keyword"], key, valid * h.bm25 / top_bm25)
             if h.similarity is not None:
-                _best(rankings["vector"], key, h.similarity)
+                _best(rankings["vector"], key, valid * h.similarity)
         u = units.setdefault(key, _Unit(key, prov))
         s = MEMORY_WEIGHT * h.score * _prior(m, now)
         u.scores.append(s)
