@@ -58,10 +58,6 @@ FIRST_RUN_SOURCES = ("git", "adr", "rules", "shared")
 TOOLS = ("cursor", "specstory", "copilot", "claude", "codex")
 BATCH = 64
 USER_MENTION_WEIGHT = 3
-TOOL_OUTPUT_MENTION = 0.5
-"""A file a conversation names only on lines of tool output (a traceback frame, a test report,
-pasted or run) counts as this much of one mention, however often: the session ran into the
-file, a weak tie; a file it talks about gains nothing from its tool output."""
 GIT_FORMAT = "2"
 """How commits are stored: "2" = subject and meaningful body, noise left out. A store whose
 git state has an older format re-reads the history once and rewrites what it holds."""
@@ -552,9 +548,6 @@ class _Run:
             count_mentions(asked, self._files) + count_modules(asked, self._files)
         ).items():
             mentions[path] += USER_MENTION_WEIGHT * n
-        for path in count_mentions(said + asked, self._files, prose=0, tool_output=1):
-            if path not in mentions:
-                mentions[path] = TOOL_OUTPUT_MENTION  # type: ignore[assignment]
         new = session_unit(conv, summary, mentions)
         old = self.store.find_by_source(new.source, conv.external_id)
         result = self.store.add(new)

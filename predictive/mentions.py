@@ -109,28 +109,21 @@ def tracked_files(root: str | Path) -> list[str]:
     return [n for n in out.stdout.decode("utf-8", "replace").split("\0")[:MAX_FILES] if n]
 
 
-def count(
-    texts: Iterable[str], files: FileIndex, *, prose: float = 1, tool_output: float = 0
-) -> Counter[str]:
-    """On how many lines of ``texts`` each project file is talked about (a line naming a file
-    twice counts once). A line of tool output counts ``tool_output`` (nothing by default), any
-    other line ``prose``: a traceback or a test report through a file says the work touched
-    it, not that anyone talked about it."""
+def count(texts: Iterable[str], files: FileIndex) -> Counter[str]:
+    """On how many lines of ``texts`` each project file is talked about (lines of tool
+    output do not count; a line naming a file twice counts once)."""
     counts: Counter[str] = Counter()
     if not files.by_name:
         return counts
     for text in texts:
         for line in text.split("\n"):
-            if "." not in line:
-                continue
-            weight = tool_output if is_tool_output(line) else prose
-            if not weight:
+            if "." not in line or is_tool_output(line):
                 continue
             named: set[str] = set()
             for m in _FILE_TOKEN.finditer(line):
                 named.update(files.resolve(m.group(1)))
             for path in named:
-                counts[path] += weight  # type: ignore[assignment]
+                counts[path] += 1
     return counts
 
 

@@ -224,9 +224,6 @@ def test_file_mentions_resolve_base_names_and_paths() -> None:
         "FAILED tests/test_cli.py::test_main"
     )
     assert count([talk, tool_output], files) == {"src/a/cli.py": 2, "README.md": 1}
-    # tool output counts only when asked to, each line at its weight, and prose then not
-    weak = count([talk, tool_output], files, prose=0, tool_output=0.25)
-    assert weak == {"src/a/cli.py": 1.5}  # six lines name it; the test id names test_cli.py
 
 
 def test_modules_named_as_code_resolve_to_their_files() -> None:
