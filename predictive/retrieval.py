@@ -34,11 +34,11 @@ SUPPORT = 0.15
 SNIPPET_CHARS = 280
 CURATED_SOURCES = ("rules", "adr")
 CURATED_BOOST = 1.2
+"""What a project wrote down on purpose (rule files, decision records) outranks what was said
+along the way, when both match as well."""
 NO_LONGER_VALID = 0.5
 """A superseded or ended memory's share of its score, in the summed ranking and in the keyword
 and vector rankings alike (``--history`` shows it, after what replaced it)."""
-"""What a project wrote down on purpose (rule files, decision records) outranks what was said
-along the way, when both match as well."""
 _WORD = re.compile(r"\w+")
 # The fusion of source rankings. ``summary`` was designed on gryag (bench/bench_devset.py, real
 # model: the conversations its paraphrased questions missed were first or second by what they
