@@ -398,8 +398,9 @@ def summary_ranking(
         done = [
             r[0]
             for r in sessions.store.conn.execute(
-                "SELECT id FROM sessions WHERE coalesce(ended_at, started_at, 0) < ? "
-                "AND coalesce(started_at, 0) < ?",
+                "SELECT s.id FROM sessions s WHERE coalesce(s.started_at, 0) < ? AND coalesce("
+                "s.ended_at, (SELECT max(m.at) FROM messages m WHERE m.session_id = s.id), "
+                "s.started_at, 0) < ?",
                 (before, before),
             )
         ]
