@@ -379,6 +379,38 @@ def session_first(
     )
 
 
+def summary_ranking(
+    store: MemoryStore | SessionStore,
+    query_vector: np.ndarray,
+    *,
+    k: int = 50,
+    before: float | None = None,
+) -> list[tuple[Session, float]]:
+    """Sessions by the cosine similarity of their title and summary to the query, best first.
+    ``before``: only sessions over before that instant (a summary speaks of the whole
+    conversation, so one still going on would tell what was said later)."""
+    sessions = store if isinstance(store, SessionStore) else sessions_of(store)
+    mat = sessions.matrix()
+    if mat is None or not len(mat.session_ids) or k <= 0:
+        return []
+    ids, vectors = mat.session_ids, mat.sessions
+    if before is not None:
+        done = [
+            r[0]
+            for r in sessions.store.conn.execute(
+                "SELECT s.id FROM sessions s WHERE coalesce(s.started_at, 0) < ? AND coalesce("
+                "s.ended_at, (SELECT max(m.at) FROM messages m WHERE m.session_id = s.id), "
+                "s.started_at, 0) < ?",
+                (before, before),
+            )
+        ]
+        mask = np.isin(ids, np.asarray(done, dtype=np.int64))
+        ids, vectors = ids[mask], vectors[mask]
+    top = _top(ids, vectors @ query_vector, k)
+    found = {s.id: s for s in sessions.get_many([sid for sid, _ in top])}
+    return [(found[sid], sim) for sid, sim in top if sid in found]
+
+
 @dataclass
 class PassageHit:
     """A passage of a message, with the session it belongs to."""

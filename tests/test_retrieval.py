@@ -337,3 +337,43 @@ def test_as_of_knows_a_conversation_only_up_to_that_instant(store: MemoryStore) 
     assert search_passages(store, "walrus importer", mode="keyword", before=t0) == []
     found = find(store, "switch to streaming", k=5, as_of=t0 + 3600, mode="keyword")
     assert all("streaming" not in r.snippet for r in found)
+
+
+def test_a_conversation_is_found_by_what_it_is_about(store: MemoryStore) -> None:
+    """A conversation whose title and summary say what the question asks is found by them,
+    even when no message shares the question's words; ``--as-of`` T leaves out the summary
+    of a conversation still going on at T (it speaks of what was said later)."""
+    from storage.session_search import summary_ranking
+    from storage.sessions import SessionStore
+    from storage.sources.records import ChatMessage, Conversation
+
+    t0 = 1_740_000_000.0
+    sessions = SessionStore(store)
+
+    def save(ext: str, title: str, summary: str, start: float, end: float, known: bool) -> None:
+        conv = Conversation(
+            tool="specstory",
+            external_id=ext,
+            title=title,
+            started_at=start,
+            ended_at=end if known else None,  # an export without an end: its last message
+            messages=(
+                ChatMessage(0, "user", "go", at=start),
+                ChatMessage(1, "assistant", "Done, see the diff.", at=end),
+            ),
+        )
+        sessions.save(conv, summary=summary)
+
+    save("paging", "Paging the stored facts", "Facts listed five per page", t0, t0 + 60, True)
+    save("later", "Walrus importer", "Walrus importer streaming", t0, t0 + 7200, True)
+    save("open", "Walrus importer", "Walrus importer streaming", t0, t0 + 7200, False)
+    sessions.embed_pending()
+    found = find(store, "facts listed per page", k=3)
+    assert found[0].provenance.session == "paging"
+    assert "five per page" in found[0].snippet
+    qv = store.embedder.embed(["walrus importer streaming"])[0]  # type: ignore[union-attr]
+    assert {s.external_id for s, _ in summary_ranking(store, qv)} >= {"later", "open"}
+    going_on = {s.external_id for s, _ in summary_ranking(store, qv, before=t0 + 3600)}
+    assert not going_on & {"later", "open"}
+    over = {s.external_id for s, _ in summary_ranking(store, qv, before=t0 + 7201)}
+    assert over >= {"later", "open"}
