@@ -120,10 +120,12 @@ class Learning:
         m = _LEARNING.search(message or "")
         if m is None:
             return
-        what = VECTORS if m["unit"] == "memories" else PASSAGES
+        if m["unit"] == "memories":
+            self.embedding(done, total)
+            return
         with self._lock:
             if self._active:
-                self._steps[what[0]] = Step(*what, done, total)
+                self._steps[PASSAGES[0]] = Step(*PASSAGES, done, total)
 
     def note(self) -> dict[str, Any] | None:
         """What an answer given now says of the learning still going on, or None."""
