@@ -331,21 +331,23 @@ class Project:
         if session is None:
             return
         store = session.store
-        pending = await self.call(
-            lambda: store.embeddings.pending() + sessions_of(store).pending_embeddings()
+        memories, passages = await self.call(
+            lambda: (store.embeddings.pending(), sessions_of(store).pending_embeddings())
         )
-        if not pending:
+        if not memories and not passages:
             return
-
+        what = f"{memories} memories" + (f" and {passages:,} passages" if passages else "")
         batch = self.settings.embed_batch_size
 
         def work(job: Any) -> Any:
             return session.learn(job.progress, batch=batch)
 
         learned = await self._background_job(
-            f"Living Memory: learning the meaning of {pending:,} texts ({self.name})",
+            f"Living Memory: embedding {what} ({self.name})",
             work,
-            lambda n: f"embedded {n.memories:,} memories, {n.passages:,} passages",
+            lambda n: (
+                f"embedded {n.memories}" + (f", {n.passages:,} passages" if n.passages else "")
+            ),
             "embedding",
         )
         if learned is not None:
