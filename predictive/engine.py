@@ -65,6 +65,7 @@ from storage import (
 from storage.search import MIN_SIMILARITY
 from storage.session_search import session_first
 from storage.sessions import sessions_of
+from storage.vector_progress import VectorProgress
 
 log = logging.getLogger(__name__)
 
@@ -162,6 +163,7 @@ class AssembledContext:
     fills: dict[Tier, TierFill] = field(default_factory=dict, repr=False)
     doc_title: str = ""
     loaded_by: dict[str, frozenset[str]] = field(default_factory=dict, repr=False)
+    learning: VectorProgress | None = None  # vectors still being computed: chosen without them
 
     def markdown_for(self, tool: str) -> str:
         """The context as the AI tool ``tool`` should get it: without the rules it reads
@@ -193,7 +195,7 @@ class AssembledContext:
             "elapsed_ms": round(self.elapsed_ms, 3),
             "cached": self.cached,
             "markdown": self.markdown,
-        }
+        } | ({"learning": self.learning.to_dict()} if self.learning is not None else {})
 
 
 def mention_strength(m: Memory, path: str) -> float:

@@ -24,7 +24,7 @@ from typing import Any
 from predictive import staleness
 from predictive.categories import refresh_categories
 from predictive.commit_noise import CommitFilter
-from predictive.conflicts import scan_backlog
+from predictive.conflicts import hold_backlog, scan_backlog
 from predictive.conversations import extract as extract_conversation
 from predictive.conversations import session_unit, summarise
 from predictive.extract import (
@@ -43,7 +43,7 @@ from storage.conflict_pairs import ids_after, max_memory_id
 from storage.errors import InvalidInput, StoreError
 from storage.models import ContradictionStatus, EdgeType
 from storage.repository import MemoryStore
-from storage.sessions import Message, SessionStore
+from storage.sessions import Message, SessionStore, sessions_of
 from storage.sources.records import (
     ChatMessage,
     CodeBlock,
@@ -602,14 +602,6 @@ class _Run:
             self.progress(f"chats: {report.sessions} conversations")
         if new_state:
             self.store.cursors.set("chats", new_state)
-        if not self.opts.dry_run and self.store.has_embedder:
-            pending = sessions.pending_embeddings()
-
-            def step(done: int, total: int) -> None:
-                self.report(done, total, "chats: embedding messages")
-
-            if pending:
-                sessions.embed_pending(progress=step)
 
     def continue_chat(
         self, conv: Conversation, start: int, sessions: SessionStore, report: SourceReport
@@ -676,37 +668,43 @@ def run(
     progress: Progress | None = None,
     conversations: Iterable[Conversation] | None = None,
     learned: Mapping[str, int] | None = None,
+    learn: bool = True,
 ) -> Ingested:
     """Ingest the wanted sources of ``root`` into ``store``; answer what it did.
 
-    ``conversations`` replaces the chat readers (the LoCoMo benchmark feeds its own);
-    ``learned``: how many messages of a conversation (``tool:id``) were learned already (a
-    live session's transcript read again), whose later ones only are learned."""
+    Text, keyword indexes and ties are stored (and committed) first, without vectors: the
+    store is searchable by keyword from then on. With ``learn`` the vectors follow here
+    (:func:`learn_vectors`: memories, the contradiction scan that needs them, then conversation
+    passages); without it they are left pending for the caller to learn in the background
+    (:meth:`predictive.session.ProjectSession.learn`). ``conversations`` replaces the chat
+    readers (the LoCoMo benchmark feeds its own); ``learned``: how many messages of a
+    conversation (``tool:id``) were learned already (a live session's transcript read again),
+    whose later ones only are learned."""
     opts = IngestOptions.from_dict(options)
     root = Path(root)
     job = _Run(store, root, opts, progress)
     started = time.perf_counter()
     before = max_memory_id(store)
+    if not opts.dry_run:  # scanned once their vectors are in, even after a kill
+        hold_backlog(store, before)
     reports: dict[str, SourceReport] = {}
-    for source in opts.wanted():
-        report = reports[source] = SourceReport()
-        t0 = time.perf_counter()
-        job.progress(f"{source}: reading")
-        try:
-            if source == "chats":
-                job.chats(report, conversations, learned)
-            else:
-                getattr(job, source)(report)
-        except Exception as e:
-            if e is job.cancelled:
-                raise
-            # one failing source is reported and the others still run
-            log.warning("ingesting %s failed", source, exc_info=True)
-            report.error = f"{type(e).__name__}: {e}"
-        report.seconds = time.perf_counter() - t0
-    # contradictions: the new memories against what the store knew, for a bounded time
-    scanned = None if opts.dry_run else _scan_contradictions(store, before, job.llm)
-    opened, suspected = (0, 0) if scanned is None else scanned[:2]
+    with store.vectors_later():
+        for source in opts.wanted():
+            report = reports[source] = SourceReport()
+            t0 = time.perf_counter()
+            job.progress(f"{source}: reading")
+            try:
+                if source == "chats":
+                    job.chats(report, conversations, learned)
+                else:
+                    getattr(job, source)(report)
+            except Exception as e:
+                if e is job.cancelled:
+                    raise
+                # one failing source is reported and the others still run
+                log.warning("ingesting %s failed", source, exc_info=True)
+                report.error = f"{type(e).__name__}: {e}"
+            report.seconds = time.perf_counter() - t0
     if not opts.dry_run:  # what the new memories cite, and the commit they were learned at
         staleness.record(store, root, ids_after(store, before))
     added = sum(r.added for r in reports.values())
@@ -716,6 +714,12 @@ def run(
             categories = refresh_categories(store, llm=job.llm, full=False)
         except Exception:
             log.warning("refreshing categories after ingest failed", exc_info=True)
+    searchable = time.perf_counter() - started
+    vectors: Learned | None = None
+    if learn and not opts.dry_run:
+        vectors = learn_vectors(store, progress=job.report, llm=job.llm)
+    scanned = vectors.scan if vectors is not None else None
+    opened, suspected = (0, 0) if scanned is None else scanned[:2]
     elapsed = time.perf_counter() - started
     messages = sum(r.messages for r in reports.values())
     return Ingested(
@@ -732,9 +736,65 @@ def run(
         skipped=job.skips.as_dict(),
         categories=categories,
         seconds=round(elapsed, 3),
+        searchable_seconds=round(searchable, 3),
+        learned=None if vectors is None else vectors.to_dict(),
         memories_per_second=round(added / elapsed, 1) if elapsed > 0 else None,
         messages_per_second=round(messages / elapsed, 1) if elapsed > 0 and messages else None,
     )
+
+
+@dataclass
+class Learned:
+    """What :func:`learn_vectors` did: vectors written, the contradiction scan, and its time."""
+
+    memories: int = 0
+    passages: int = 0
+    scan: tuple[int, int, dict[str, object] | None] | None = None
+    seconds: float = 0.0
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "memories": self.memories,
+            "passages": self.passages,
+            "seconds": round(self.seconds, 3),
+        }
+
+
+LEARN_BATCH = 128
+"""Texts embedded per transaction: small enough that a kill loses seconds of work, large
+enough that texts of like length share a batch (little padding)."""
+
+
+def learn_vectors(
+    store: MemoryStore,
+    *,
+    progress: Progress | None = None,
+    llm: LlmClient | None = None,
+    batch: int = LEARN_BATCH,
+) -> Learned:
+    """Give what lacks a vector its vector, ``batch`` texts per transaction: memories first
+    (what search and context rank by meaning), then the contradiction scan of what waits for
+    it (it compares by meaning), then conversation passages and summaries. What a previous
+    run left (stopped, killed) is taken up where it stopped: a row without a vector is what
+    is left. ``progress(done, total, "learning: 4,210 of 9,010 passages")`` may raise to stop
+    between batches; what was written stays written."""
+    out = Learned()
+    t0 = time.perf_counter()
+    if not store.has_embedder:
+        return out
+
+    def step(unit: str) -> Callable[[int, int], None]:
+        def report(done: int, total: int) -> None:
+            if progress is not None:
+                progress(done, total, f"learning: {done:,} of {total:,} {unit}")
+
+        return report
+
+    out.memories = store.embeddings.embed_pending(batch=batch, progress=step("memories"))
+    out.scan = _scan_contradictions(store, max_memory_id(store), llm)
+    out.passages = sessions_of(store).embed_pending(batch=batch, progress=step("passages"))
+    out.seconds = time.perf_counter() - t0
+    return out
 
 
 def _scan_contradictions(
@@ -763,15 +823,16 @@ def first_run(
     *,
     progress: Progress | None = None,
     options: dict[str, Any] | None = None,
+    learn: bool = True,
 ) -> Ingested | None:
     """Ingest git, decision records and rule files once, the first time a store meets its
     project (chats only on request: they are personal). None when it was done before —
     by this or by any explicit ingestion of those sources. ``options`` are passed on (which
-    commit noise to keep)."""
+    commit noise to keep); without ``learn`` the vectors are left for the caller."""
     if not needs_first_run(store):
         return None
     opts = {**(options or {}), "sources": FIRST_RUN_SOURCES}
-    summary = run(store, root=root, options=opts, progress=progress)
+    summary = run(store, root=root, options=opts, progress=progress, learn=learn)
     store.cursors.set("first_run", {"done": str(time.time())})
     return summary
 

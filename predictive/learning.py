@@ -28,6 +28,8 @@ _COUNTED = re.compile(r"(?P<done>\d+) of (?P<total>\d+)\b")
 _READING = re.compile(r"reading (?P<total>\d+)\b")
 _CONVERSATIONS = re.compile(r"(?P<done>\d+) conversations")
 VECTORS = ("vectors", "memories embedded")
+PASSAGES = ("passages", "passages embedded")
+_LEARNING = re.compile(r"(?P<done>[\d,]+) of (?P<total>[\d,]+) (?P<unit>memories|passages)")
 
 
 @dataclass(frozen=True)
@@ -111,6 +113,19 @@ class Learning:
         with self._lock:
             if self._active:
                 self._steps[VECTORS[0]] = Step(*VECTORS, done, total)
+
+    def learning_progress(self, done: int, total: int, message: str | None = None) -> None:
+        """A report of :func:`predictive.ingest.learn_vectors` ("learning: 40 of 90
+        passages"); never raises."""
+        m = _LEARNING.search(message or "")
+        if m is None:
+            return
+        if m["unit"] == "memories":
+            self.embedding(done, total)
+            return
+        with self._lock:
+            if self._active:
+                self._steps[PASSAGES[0]] = Step(*PASSAGES, done, total)
 
     def note(self) -> dict[str, Any] | None:
         """What an answer given now says of the learning still going on, or None."""

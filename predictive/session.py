@@ -16,7 +16,7 @@ import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from predictive.budget import BudgetConfig
 from predictive.compress import fill_levels, reset_stale_levels
@@ -38,6 +38,9 @@ from predictive.upkeep_results import Ingested
 from storage import MemoryStore
 from storage.embeddings import Embedder, embedder_from_env
 from storage.paths import default_db_path, git_root
+
+if TYPE_CHECKING:
+    from predictive.ingest import Learned
 
 Progress = Callable[..., None]  # (done, total, message=None); raising cancels the step
 Check = Callable[[], None]  # raises to cancel between pages
@@ -64,6 +67,7 @@ class Prepared:
     first_run: Ingested | None  # what the first ingestion did; None when it was not needed
     embedded: int
     levels: int
+    passages: int = 0  # conversation passages and summaries embedded
 
 
 class ProjectSession:
@@ -127,13 +131,20 @@ class ProjectSession:
     # ---- preparation -----------------------------------------------------------------------
 
     def first_run(
-        self, progress: Progress | None = None, options: Mapping[str, Any] | None = None
+        self,
+        progress: Progress | None = None,
+        options: Mapping[str, Any] | None = None,
+        *,
+        learn: bool = True,
     ) -> Ingested | None:
         """Learn git history, decision records and rule files the first time the store meets
-        the project; what it did, or None when that was done before."""
+        the project; what it did, or None when that was done before. Without ``learn`` the
+        vectors are left for :meth:`learn`."""
         from predictive.ingest import first_run
 
-        return first_run(self.store, self.root, progress=progress, options=dict(options or {}))
+        return first_run(
+            self.store, self.root, progress=progress, options=dict(options or {}), learn=learn
+        )
 
     def needs_first_run(self) -> bool:
         from predictive.ingest import needs_first_run
@@ -178,6 +189,14 @@ class ProjectSession:
                 progress(done, max(done, missing))
         return done
 
+    def learn(self, progress: Progress | None = None, *, batch: int | None = None) -> Learned:
+        """Vectors for what lacks one (memories, then the contradiction scan that waits for
+        them, then conversation passages), a small transaction at a time, taking up what an
+        earlier process left; ``progress`` may raise to stop between batches."""
+        from predictive.ingest import LEARN_BATCH, learn_vectors
+
+        return learn_vectors(self.store, progress=progress, batch=batch or LEARN_BATCH)
+
     def prepare(
         self,
         *,
@@ -186,19 +205,33 @@ class ProjectSession:
         check: Check | None = None,
     ) -> Prepared:
         """Everything a store needs once after opening, in order, with its progress kept in
-        :attr:`learning` until the vectors are in (answers given meanwhile say so)."""
+        :attr:`learning` until the vectors are in (answers given meanwhile say so): the text
+        of a first ingestion is searchable by keyword before its vectors are computed."""
         self.learning.start()
         try:
-            summary = self.first_run(self.learning.ingest_progress, options) if ingest else None
-            pending = self.store.embeddings.pending()
-            if pending:
-                self.learning.embedding(0, pending)
-            embedded = self.embed_pending(self.learning.embedding)
+            summary = None
+            if ingest and self.needs_first_run():
+                from predictive.ingest import first_run
+
+                summary = first_run(
+                    self.store,
+                    self.root,
+                    progress=self.learning.ingest_progress,
+                    options=dict(options or {}),
+                    learn=False,
+                )
+
+            def report(done: int, total: int, message: str | None = None) -> None:
+                if check is not None:
+                    check()
+                self.learning.learning_progress(done, total, message)
+
+            learned = self.learn(report)
             self.learning.finish()  # missing levels are computed on request meanwhile
             levels = self.fill_levels(check=check)
         finally:
             self.learning.finish()
-        return Prepared(summary, embedded, levels)
+        return Prepared(summary, learned.memories, levels, learned.passages)
 
     # ---- operations ------------------------------------------------------------------------
 

@@ -88,6 +88,8 @@ class Ingested(Result):
     skipped: dict[str, Any]  # what the readers skipped: total, by reason, examples
     categories: CategoriesRefreshed | None
     seconds: float
+    searchable_seconds: float  # until text, keyword indexes and ties were stored
+    learned: dict[str, Any] | None  # the vectors learned after (None: left to the caller)
     memories_per_second: float | None
     messages_per_second: float | None
 

@@ -749,6 +749,13 @@ def _print_ingest(summary: ops.Ingested) -> None:
             if ex["source"] == "shared":  # a teammate's file: say which one to fix
                 print(f"  shared: {ex['where']}: {ex['reason']}")
     print(f"{summary.added} memories {verb} in {summary.seconds:.1f} s")
+    learned = summary.learned
+    if learned and (learned["memories"] or learned["passages"]):
+        print(
+            f"searchable after {summary.searchable_seconds:.1f} s; meaning learned of "
+            f"{learned['memories']:,} memories and {learned['passages']:,} passages "
+            f"in {learned['seconds']:.1f} s"
+        )
     scan = summary.contradiction_scan
     if scan and (scan["left"] or scan["pending"]):
         print(

@@ -38,6 +38,7 @@ from server.settings import Settings
 from storage import MemoryStore, StoreError
 from storage.embeddings import ENV_MODEL_DIR, Embedder, embedder_from_env
 from storage.paths import current_branch, default_db_path, git_root, project_key
+from storage.sessions import sessions_of
 
 if TYPE_CHECKING:
     from predictive.operations import Ingested
@@ -329,7 +330,7 @@ class Project:
                 **self.settings.commit_options,
                 "shared_folder": self.settings.shared_folder,
             }
-            return session.first_run(job.progress, options)
+            return session.first_run(job.progress, options, learn=False)
 
         try:
             needed = await self.call(session.needs_first_run)
@@ -351,26 +352,38 @@ class Project:
                 self.server.context.request(self)
 
     async def embed_pending(self) -> None:
-        """Embed memories without a vector from the current model, as a cancellable job."""
+        """Vectors for what lacks one — memories, then conversation passages — as a
+        cancellable job (the contradiction scan waiting for them runs between the two)."""
         session = self.session
         if session is None:
             return
-        pending = await self.call(session.store.embeddings.pending)
-        if not pending:
+        store = session.store
+        memories, passages = await self.call(
+            lambda: (store.embeddings.pending(), sessions_of(store).pending_embeddings())
+        )
+        if not memories and not passages:
             return
+        what = f"{memories} memories" + (f" and {passages:,} passages" if passages else "")
         batch = self.settings.embed_batch_size
 
-        def work(job: Any) -> int:
-            return session.embed_pending(job.progress, batch=batch)
+        def work(job: Any) -> Any:
+            return session.learn(job.progress, batch=batch)
 
-        n = await self._background_job(
-            f"Living Memory: embedding {pending} memories ({self.name})",
+        learned = await self._background_job(
+            f"Living Memory: embedding {what} ({self.name})",
             work,
-            lambda n: f"embedded {n}",
+            lambda n: (
+                f"embedded {n.memories}" + (f", {n.passages:,} passages" if n.passages else "")
+            ),
             "embedding",
         )
-        if n is not None:
-            log.info("%s: embedded %d memories", self.name, n)
+        if learned is not None:
+            log.info(
+                "%s: embedded %d memories, %d passages",
+                self.name,
+                learned.memories,
+                learned.passages,
+            )
 
     async def _background_job(
         self, title: str, work: Callable[[Any], Any], done: Callable[[Any], str], what: str

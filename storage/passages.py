@@ -21,6 +21,13 @@ MIN_CHARS = 200
 """A shorter tail is joined to the passage before it."""
 
 _PARA = re.compile(r"\n\s*\n")
+_BLOB = re.compile(r"[A-Za-z0-9+/=_-]{120,}")
+_WORDS = re.compile(r"[A-Za-z]{3,}")
+_LOG_LINE = re.compile(
+    r"^\s*(?:\[?\d{4}-\d\d-\d\d[T ]\d\d:\d\d|\[?\d\d:\d\d:\d\d|"
+    r"\[?(?:TRACE|DEBUG|INFO|WARN|WARNING|ERROR|FATAL|CRITICAL)\b)"
+)
+LONG_LINE = 400
 
 
 def _pieces(text: str, limit: int) -> list[tuple[int, int]]:
@@ -105,3 +112,23 @@ def missing(conn: Any, limit: int = 500) -> list[tuple[int, int, str]]:
             (limit,),
         )
     )
+
+
+def worth_a_vector(text: str) -> bool:
+    """Whether a passage says something an embedding can place: not an encoded blob (base64,
+    hashes), minified code, a dump with hardly a word in it, or a run of log lines. Such a
+    passage stays searchable by keyword; a vector of it would only match other noise."""
+    n = len(text)
+    if n < 200:
+        return True
+    if sum(len(m) for m in _BLOB.findall(text)) > n / 2:
+        return False
+    lines = text.splitlines() or [text]
+    minified = sum(len(x) for x in lines if len(x) > LONG_LINE and x.count(" ") < len(x) / 20)
+    if minified > n / 2:
+        return False
+    if sum(len(w) for w in _WORDS.findall(text)) < n / 5:
+        return False
+    filled = [x for x in lines if x.strip()]
+    logged = sum(1 for x in filled if _LOG_LINE.match(x))
+    return not (len(filled) >= 5 and logged >= 0.8 * len(filled))

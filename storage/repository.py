@@ -11,7 +11,8 @@ import builtins
 import json
 import logging
 import threading
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -293,6 +294,25 @@ class MemoryStore:
     def has_embedder(self) -> bool:
         return self._embedder is not None or self._embedder_factory is not None
 
+    @contextmanager
+    def vectors_later(self) -> Iterator[None]:
+        """Within this block (on this thread) memories are stored without a vector: their
+        text and keyword index are written at once and the vectors are left pending for
+        :meth:`Embeddings.embed_pending` (an ingestion of many memories is searchable by
+        keyword long before the model has read them all)."""
+        before = getattr(self._local, "vectors_later", False)
+        self._local.vectors_later = True
+        try:
+            yield
+        finally:
+            self._local.vectors_later = before
+
+    def _inline_embedder(self) -> Embedder | None:
+        """The embedder a write uses now: none while vectors are left for later."""
+        if getattr(self._local, "vectors_later", False):
+            return None
+        return self.embedder
+
     def vectors(self) -> VectorIndex | None:
         """The vector index for the current model, loaded (or rebuilt) and caught up."""
         emb = self.embedder
@@ -361,7 +381,7 @@ class MemoryStore:
             if h not in existing and h not in seen:
                 fresh_idx.append(i)
                 seen.add(h)
-        emb = self.embedder
+        emb = self._inline_embedder()
         vectors: np.ndarray | None = None
         if emb is not None and fresh_idx:
             vectors = emb.embed([prepared[i]["text"] for i in fresh_idx])
@@ -761,7 +781,7 @@ class MemoryStore:
         new_vec = None
         if "text" in values:
             values["content_hash"] = content_hash(values["text"])
-            emb = self.embedder
+            emb = self._inline_embedder()
             if emb is not None:
                 new_vec = emb.embed([values["text"]])[0]
         conn = self.conn

@@ -305,12 +305,16 @@ class SessionStore:
                 )
                 if not rows:
                     break
-                vecs = emb.embed([r[1] for r in rows]).astype("<f4", copy=False)
+                # noise (blobs, minified code, logs) is marked done without a vector
+                keep = [r for r in rows if table != "passages" or passages_mod.worth_a_vector(r[1])]
+                vecs = emb.embed([r[1] for r in keep]).astype("<f4", copy=False)
+                blobs: dict[int, bytes | None] = {r[0]: None for r in rows}
+                blobs.update((r[0], v.tobytes()) for r, v in zip(keep, vecs))
                 with dbmod.immediate(conn):
                     _bump(conn)
                     conn.executemany(
                         f"UPDATE {table} SET embedding = ?, model_id = ? WHERE id = ?",
-                        [(v.tobytes(), emb.model_id, r[0]) for r, v in zip(rows, vecs)],
+                        [(blob, emb.model_id, pid) for pid, blob in blobs.items()],
                     )
                 done += len(rows)
                 if progress:

@@ -424,6 +424,15 @@ class Progress:
         }
 
 
+def hold_backlog(store: MemoryStore, after: int) -> None:
+    """Keep the memories added after id ``after`` waiting for :func:`scan_backlog` (an
+    ingestion stores its memories first and scans them once their vectors are in; a process
+    killed in between leaves them waiting, not forgotten)."""
+    kept = store.cursors.get(BACKLOG).get("after")
+    if kept is None or int(kept) > after:
+        store.cursors.set(BACKLOG, {"after": str(after)})
+
+
 def scan_backlog(
     store: MemoryStore,
     after: int,

@@ -15,6 +15,7 @@ from predictive.signals import Activity, Diagnostic, diagnostics_from_json
 from predictive.state import EditorState
 from storage import MemoryStore
 from storage.paths import current_branch
+from storage.vector_progress import vector_progress
 
 
 def project_path(root: Path, path: str) -> str:
@@ -80,4 +81,8 @@ def context_for_file(
     ):
         if value is not None:
             overrides[name] = value
-    return engine.assemble(replace(base, **overrides), record=record)
+    assembled = engine.assemble(replace(base, **overrides), record=record)
+    learning = vector_progress(store)
+    if learning is not None and not learning.complete:
+        assembled = replace(assembled, learning=learning)
+    return assembled

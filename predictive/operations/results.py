@@ -12,6 +12,7 @@ from predictive.retrieval import Found
 from predictive.upkeep_results import CategoriesRefreshed, Consolidated, Ingested, SourceIngested
 from storage import Memory
 from storage.locked_contexts import LockedContext, LockSummary
+from storage.vector_progress import VectorProgress
 
 
 @dataclass(frozen=True)
@@ -83,6 +84,7 @@ class SearchResults(Result):
     query: str
     results: tuple[Found, ...]
     stale: dict[int, Any] = field(default_factory=dict)  # memory id → its staleness Verdict
+    learning: VectorProgress | None = None  # vectors still being computed: ranked without them
 
     def to_dict(self) -> dict[str, Any]:
         out = []
@@ -93,7 +95,10 @@ class SearchResults(Result):
                 if r.memory.id in self.stale:
                     d["stale"] = self.stale[r.memory.id].to_dict()
             out.append(d)
-        return {"query": self.query, "count": len(out), "results": out}
+        found: dict[str, Any] = {"query": self.query, "count": len(out), "results": out}
+        if self.learning is not None and not self.learning.complete:
+            found["learning"] = self.learning.to_dict()
+        return found
 
 
 @dataclass(frozen=True)

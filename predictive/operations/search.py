@@ -12,6 +12,7 @@ from predictive.staleness import latest
 from storage import AccessKind, Kind, MemoryFilter, MemoryStore
 from storage.session_search import SessionFirstResult, session_first
 from storage.sessions import sessions_of
+from storage.vector_progress import vector_progress
 
 
 def ask(store: MemoryStore, a: AskArgs, via: str = "ask") -> Answer:
@@ -69,5 +70,8 @@ def search(store: MemoryStore, a: SearchArgs, via: str = "search") -> SearchResu
             bump_generation=False,  # usage is logged; cached contexts stay valid
         )
     return SearchResults(
-        a.query, tuple(results), {i: v for i, v in latest(store, ids).items() if v.stale}
+        a.query,
+        tuple(results),
+        {i: v for i, v in latest(store, ids).items() if v.stale},
+        learning=vector_progress(store) if a.mode != "keyword" else None,
     )
