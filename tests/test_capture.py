@@ -109,7 +109,7 @@ def test_turn_by_turn_learns_what_the_whole_transcript_teaches(
             root=project,
             options={"sources": ["chats"], "tools": ["claude"], "paths": [str(transcript)]},
         )
-        assert report["sources"]["chats"]["unchanged"] == 1
+        assert report.sources["chats"].unchanged == 1
         assert len(sessions.list(tool="claude")) == 1
 
     with MemoryStore(tmp_path / "whole.db", embedder=HashingEmbedder()) as whole:
