@@ -16,7 +16,6 @@ person's verdict on one waiting pair.
 from __future__ import annotations
 
 import asyncio
-import concurrent.futures
 import json
 import logging
 from dataclasses import dataclass
@@ -26,6 +25,7 @@ from lsprotocol import types
 from pygls.exceptions import JsonRpcException
 
 from predictive.operations import ArgumentError, HostUnavailable, Send, judges
+from server.asking import ask_from_thread
 from server.commands import command
 
 if TYPE_CHECKING:
@@ -107,12 +107,8 @@ def editor_send(server: Server, timeout: float = REQUEST_TIMEOUT_S) -> Send:
         async def ask() -> Any:
             return await server.protocol.send_request_async(JUDGE, params)
 
-        future = asyncio.run_coroutine_threadsafe(ask(), loop)
         try:
-            reply = future.result(timeout)
-        except concurrent.futures.TimeoutError:
-            future.cancel()
-            raise TimeoutError(f"the editor did not answer in {timeout:.0f} s") from None
+            reply = ask_from_thread(loop, ask(), timeout, "the editor")
         except JsonRpcException as e:
             raise HostUnavailable(f"the editor could not answer: {e}") from None
         return reply_text(reply)

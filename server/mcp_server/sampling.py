@@ -10,7 +10,6 @@ for the answer; the server's event loop goes on serving the session meanwhile.
 from __future__ import annotations
 
 import asyncio
-import concurrent.futures
 import logging
 import warnings
 from typing import Any
@@ -19,6 +18,7 @@ from mcp.shared.exceptions import MCPError
 from mcp_types import ClientCapabilities, SamplingCapability, SamplingMessage, TextContent
 
 from predictive.operations import HostUnavailable, Send
+from server.asking import ask_from_thread
 
 log = logging.getLogger("living_memory.mcp")
 
@@ -65,12 +65,8 @@ def sampling_send(
                     related_request_id=related_request_id,
                 )
 
-        future = asyncio.run_coroutine_threadsafe(ask(), loop)
         try:
-            result = future.result(timeout)
-        except concurrent.futures.TimeoutError:
-            future.cancel()
-            raise TimeoutError(f"the MCP client did not answer in {timeout:.0f} s") from None
+            result = ask_from_thread(loop, ask(), timeout, "the MCP client")
         except MCPError as e:
             raise HostUnavailable(f"the MCP client declined: {e}") from None
         content = getattr(result, "content", None)
