@@ -19,6 +19,8 @@ from mcp_support import call, server_env
 from mcp_types import CreateMessageResult, ErrorData, TextContent
 from project_fixtures import make_git_repo
 
+from tests.judge_verdicts import oracle_verdict
+
 pytestmark = pytest.mark.asyncio
 
 POSTGRES = "We use PostgreSQL as the primary database"
@@ -39,18 +41,7 @@ class ClientModel:
         self.asked.append(params)
         if self.refuse:
             return ErrorData(code=-1, message="the user rejected the sampling request")
-        prompt = params.messages[-1].content.text
-        a, b = prompt.removeprefix("A:\n").split("\n\nB:\n", 1)
-        if frozenset((a, b)) in self.conflicts:
-            verdict = {
-                "verdict": "supersedes",
-                "reason": "the later one replaces the earlier",
-                "confidence": 0.9,
-                "quote_a": a[:20],
-                "quote_b": b[:20],
-            }
-        else:
-            verdict = {"verdict": "compatible", "reason": "both hold", "confidence": 0.8}
+        verdict = oracle_verdict(params.messages[-1].content.text, self.conflicts)
         return CreateMessageResult(
             role="assistant",
             content=TextContent(type="text", text=json.dumps(verdict)),

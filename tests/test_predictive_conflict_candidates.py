@@ -24,6 +24,7 @@ from predictive.llm_judge import scanner_judge
 from storage import Anchor, AnchorType, Kind, MemoryStore, NewMemory
 from storage import conflict_candidates as candidates
 from storage.models import ContradictionStatus
+from tests.judge_verdicts import oracle_verdict
 from tests.llm_server import FakeLlm
 
 DAY = 86400.0
@@ -57,18 +58,7 @@ def oracle(conflicts: set[frozenset[str]]) -> Callable[[dict[str, Any]], str]:
     (quoting the start of each side, as the judge's validation asks), else compatible."""
 
     def reply(body: dict[str, Any]) -> str:
-        prompt = body["messages"][-1]["content"]
-        a, b = prompt.removeprefix("A:\n").split("\n\nB:\n", 1)
-        if frozenset((a, b)) in conflicts:
-            answer = {
-                "verdict": "supersedes",
-                "reason": "the later one replaces the earlier",
-                "confidence": 0.9,
-                "quote_a": a[:20],
-                "quote_b": b[:20],
-            }
-        else:
-            answer = {"verdict": "compatible", "reason": "both hold", "confidence": 0.8}
+        answer = oracle_verdict(body["messages"][-1]["content"], conflicts)
         return json.dumps(answer)
 
     return reply

@@ -19,6 +19,8 @@ from pygls.exceptions import JsonRpcException
 from pytest_lsp import LanguageClient, client_capabilities
 from server_support import config, initialize, make_repo, run, uri
 
+from tests.judge_verdicts import oracle_verdict
+
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
 JUDGE = "livingMemory/judge"
@@ -47,17 +49,7 @@ class EditorModel:
         self.answered_at.append(time.monotonic())
         if self.decline:
             return {"declined": "the user has not allowed the editor's models"}
-        a, b = params["prompt"].removeprefix("A:\n").split("\n\nB:\n", 1)
-        if frozenset((a, b)) in self.conflicts:
-            verdict = {
-                "verdict": "supersedes",
-                "reason": "the later one replaces the earlier",
-                "confidence": 0.9,
-                "quote_a": a[:20],
-                "quote_b": b[:20],
-            }
-        else:
-            verdict = {"verdict": "compatible", "reason": "both hold", "confidence": 0.8}
+        verdict = oracle_verdict(params["prompt"], self.conflicts)
         return {"answer": verdict, "model": "fake/judge"}
 
 
