@@ -469,6 +469,13 @@ def _commands(m: ChatMessage) -> list[str]:
     return [c for c in cmds if c and len(c) < 300]
 
 
+_TOOL_ACTION = re.compile(
+    r"(?:Read file|Listed directory|Searched (?:codebase|files|web)|Grep search|Edited file|"
+    r"Cancelled)\b"
+)
+"""What an export writes for one of the assistant's tool actions (a file read, a search)."""
+
+
 def _workflows(conv: Conversation, msgs: Sequence[ChatMessage], out: Extraction) -> None:
     for i, m in enumerate(msgs):
         cmds = _commands(m)
@@ -486,7 +493,7 @@ def _workflows(conv: Conversation, msgs: Sequence[ChatMessage], out: Extraction)
             confidence += 0.25
         if len(cmds) >= 3:
             confidence += 0.05
-        intro = next(iter(_sentences(m.text)), "")
+        intro = next((s for s in _sentences(m.text) if not _TOOL_ACTION.match(s)), "")
         lines = [f"Workflow: {_clip(intro, 200)}" if intro else "Workflow:"]
         lines += [f"{n}. `{c}`" for n, c in enumerate(cmds[:12], 1)]
         out.add(_memory(conv, Kind.WORKFLOW, "\n".join(lines), i, "workflow", confidence, [m]))

@@ -103,6 +103,9 @@ SAID_FULL = 12  # things said in a conversation shown with it (fewer when the ti
 SAID_SHORT = 3
 SAID_CACHE_SIZE = 2_000
 SILENT_SESSION = 0.75
+MINOR_SHARE = (
+    1 / 6
+)  # a file named this much less often than a conversation's main file is in passing
 COMMIT_TIES = frozenset({"file", "paired", "error", "branch", "session"})
 SESSION_COMMIT = 0.8  # a conversation's commit, against the conversation's tie
 NAMED_RELEVANCE = 0.5
@@ -216,6 +219,21 @@ def mention_strength(m: Memory, path: str) -> float:
     if stem and all(t in title for t in stem):
         x += 0.5
     return max(0.3, min(1.0, 0.35 + 0.2 * x))
+
+
+def mention_share(m: Memory, paths: Iterable[str]) -> float:
+    """How much of a conversation is about any of ``paths``: their most mentions against those
+    of the file it names most; 1.0 for a memory that does not count mentions."""
+    meta = m.metadata if isinstance(m.metadata, dict) else {}
+    mentions = meta.get("mentions")
+    if not isinstance(mentions, dict) or not mentions:
+        return 1.0
+    counts = [v for v in mentions.values() if isinstance(v, int | float)]
+    top = max(counts, default=0)
+    if top <= 0:
+        return 1.0
+    here = [mentions.get(p) for p in paths]
+    return max((v for v in here if isinstance(v, int | float)), default=0) / top
 
 
 def _route_weight(m: Memory, reason: str) -> float:
@@ -596,6 +614,7 @@ class ContextEngine:
         )
         tiers: dict[Tier, list[Candidate]] = {t: [] for t in TIERS}
         scored: dict[int, float] = {}
+        in_passing: list[int] = []
         for mid, c in cands.items():
             prior, _ = self.scorer.score(c.memory, c.relevance, now=now)
             choice = place(
@@ -616,6 +635,14 @@ class ContextEngine:
             renderings = self._renderings_for(c.memory, c.reasons, terms, request.as_of)
             meta = c.memory.metadata if isinstance(c.memory.metadata, dict) else {}
             if meta.get("unit") == "session" and renderings is None:
+                if (
+                    not c.reasons & {"error", "branch"}
+                    and mention_share(c.memory, (terms.path, *terms.paired)) < MINOR_SHARE
+                ):
+                    # it said nothing about the file and names it only in passing, among the
+                    # files it was about: its title would be noise here, and so its pointer
+                    in_passing.append(mid)
+                    continue
                 # a conversation that said nothing about the file itself: its title, not a
                 # summary of what it was about
                 s *= SILENT_SESSION
@@ -646,6 +673,8 @@ class ContextEngine:
             if verdict is not None and verdict.stale:
                 renderings = _marked(renderings, verdict)
             tiers[tier].append(Candidate(f"m{mid}", s, renderings, mid))
+        for mid in in_passing:
+            del cands[mid]
 
         # Only an open contradiction is put in front of the AI: one with strong evidence (an
         # explicit supersession, one fact with two values, a judge, the user); the scanner's

@@ -95,6 +95,15 @@ def tied(reasons: Iterable[str]) -> bool:
     return not TIES.isdisjoint(reasons)
 
 
+def one_off(m: Memory) -> bool:
+    """Commands run in one message of one conversation: how that task went, not how the
+    project works, so it belongs to the files it touched, never to every file."""
+    meta = m.metadata if isinstance(m.metadata, dict) else {}
+    return (
+        m.kind is Kind.WORKFLOW and m.source.startswith("chat:") and meta.get("rule") == "workflow"
+    )
+
+
 def admit(
     candidates: Iterable[tuple[Memory, float, frozenset[str]]],
 ) -> set[int]:
@@ -111,7 +120,7 @@ def admit(
             kept.add(m.id)
         elif relevance >= UNTIED_FLOOR:
             untied.append((relevance, m.id))
-        elif reasons & {"background", "preference"} and m.source != "rules":
+        elif reasons & {"background", "preference"} and m.source != "rules" and not one_off(m):
             wide.append((m.importance, m.id))  # a rule section gets in by its topic instead
     # what is found by words alone is at most a quarter of what is tied to the file (one at
     # least: a new file has nothing tied yet); project-wide conventions apply to every file

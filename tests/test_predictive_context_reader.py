@@ -10,7 +10,7 @@ from pathlib import Path
 
 from predictive.engine import ContextEngine, ContextRequest
 from predictive.ingest import run
-from storage import Anchor, AnchorType, Kind, MemoryStore, NewMemory
+from storage import Anchor, AnchorType, Kind, MemoryFilter, MemoryStore, NewMemory
 from storage.sources.records import ChatMessage, Conversation
 
 
@@ -375,3 +375,58 @@ def test_a_subject_that_restates_the_body_is_shown_once(store: MemoryStore) -> N
     assert item.endswith("] Fix result count handling")
     assert md.count("Respect the user's result count in every engine") == 1
     assert md.count("Fix result count handling") == 1
+
+
+def session_memory(store: MemoryStore, title: str, mentions: dict[str, int]) -> None:
+    """A conversation's own memory (as ingest writes it) whose messages are not stored: it
+    says nothing about any file, only how often it named each."""
+    store.add(
+        NewMemory(
+            f"Conversation (claude, 2024-03-01 12:00): {title}\n{len(mentions)} files.",
+            kind=Kind.EPISODE,
+            anchors=[Anchor(AnchorType.FILE, p) for p in mentions],
+            source="chat:claude",
+            source_id=title,
+            metadata={
+                "unit": "session",
+                "tool": "claude",
+                "session": title,
+                "sessionTitle": title,
+                "mentions": mentions,
+                "chars": 20_000,
+            },
+        )
+    )
+
+
+def test_a_conversation_that_names_the_file_only_in_passing_is_left_out(
+    store: MemoryStore,
+) -> None:
+    session_memory(store, "Renaming the user model", {"models/user.py": 24, "src/cli.py": 2})
+    session_memory(store, "Splitting the CLI", {"src/cli.py": 6, "src/api.py": 9})
+    ctx = ContextEngine(store).assemble(ContextRequest(path="src/cli.py", text=""))
+    assert "Splitting the CLI" in ctx.markdown
+    assert "Renaming the user model" not in ctx.markdown  # not even as a pointer
+    user = ContextEngine(store).assemble(ContextRequest(path="models/user.py", text=""))
+    assert "Renaming the user model" in user.markdown
+
+
+def test_commands_run_in_one_message_belong_to_their_files_not_to_every_file(
+    store: MemoryStore, tmp_path: Path
+) -> None:
+    root = project(tmp_path)
+    turns = [
+        ("user", "Fix the lint errors in src/billing/invoice.py please."),
+        (
+            "assistant",
+            "Read file: src/billing/invoice.py\n\nI ran the checks on the invoice module.\n\n"
+            "```bash\nruff check src/billing/invoice.py\npytest tests/test_invoice.py\n"
+            "ruff format src/billing/invoice.py\n```",
+        ),
+        ("user", "Thanks, that works."),
+    ]
+    run(store, root=root, options={"sources": ["chats"]}, conversations=[conversation(turns)])
+    [workflow] = store.list(MemoryFilter(kinds=[Kind.WORKFLOW]))
+    assert workflow.text.startswith("Workflow: I ran the checks on the invoice module.")
+    assert "ruff check src/billing/invoice.py" in context(store, root, "src/billing/invoice.py")
+    assert "ruff check" not in context(store, root, "models/user.py")
