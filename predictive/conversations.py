@@ -123,6 +123,8 @@ _RULE = re.compile(
 )
 _SHELL_LANGS = {"bash", "sh", "shell", "console", "zsh", "shellscript", "powershell", "ps1", "cmd"}
 _PROMPT = re.compile(r"^\s*(?:\$|>|PS [^>]*>)\s+")
+_AT_LINE = re.compile(r"(?:^|\s)[\w./-]+\.[A-Za-z]\w*:\d+(?::\d+)?(?=\s|$)")
+"""A ``src/app.py:120`` argument: a command aimed at particular lines, run once."""
 _TOKEN = re.compile(r"[A-Za-z][A-Za-z0-9_.-]{2,}")
 
 
@@ -466,7 +468,7 @@ def _commands(m: ChatMessage) -> list[str]:
         lines = [x for x in b.code.splitlines() if x.strip() and not x.strip().startswith("#")]
         if lang in _SHELL_LANGS or (lines and all(_PROMPT.match(x) for x in lines)):
             cmds += [_PROMPT.sub("", x).strip() for x in lines if not x.startswith((" ", "\t"))]
-    return [c for c in cmds if c and len(c) < 300]
+    return [c for c in cmds if c and len(c) < 300 and not _AT_LINE.search(c)]
 
 
 _TOOL_ACTION = re.compile(

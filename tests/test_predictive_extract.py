@@ -382,3 +382,23 @@ def test_an_instruction_repeated_in_a_conversation_becomes_a_workflow() -> None:
     found = [x for x in extract(c).kept if x.rule == "repeated"]
     assert len(found) == 1 and found[0].memory.kind is Kind.WORKFLOW
     assert "./cleanup.py status" in found[0].memory.text
+
+
+def test_a_workflow_keeps_the_commands_not_one_off_checks_of_particular_lines() -> None:
+    c = chat(
+        ("user", "the linter fails"),
+        (
+            "assistant",
+            "Read file: src/app.py\n\nI'll fix the lint errors.\n\n```bash\nruff check --fix .\n"
+            "python -m pytest\nruff check src/app.py:220:17 src/db.py:38\n"
+            "curl http://localhost.example.com:8080/health\n```",
+        ),
+        ("user", "Thanks, that works."),
+    )
+    [w] = [x.memory.text for x in extract(c).kept if x.rule == "workflow"]
+    assert w.splitlines() == [
+        "Workflow: I'll fix the lint errors.",
+        "1. `ruff check --fix .`",
+        "2. `python -m pytest`",
+        "3. `curl http://localhost.example.com:8080/health`",
+    ]
