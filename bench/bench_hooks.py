@@ -2,7 +2,7 @@
 time order, as a Claude Code session would send them.
 
     python -m bench.bench_hooks [--set twat-search] [--embedder real|hashing]
-                                [--sessions N] [--latency N] [--budget TOKENS]
+                                [--sessions N] [--latency N] [--budget TOKENS] [--rebuild]
 
 For each conversation (SpecStory exports, oldest first) the store starts from the project's
 first run (git history, decision records, rule files: what ``SessionStart`` learns in a new
@@ -21,6 +21,10 @@ UserPromptSubmit``) as a subprocess, process start included: answered in the pro
 daemon wanted, ``LIVING_MEMORY_HOOK_DAEMON=0``), the fallback while a daemon is starting (it
 answers nothing), then warm (with ``hook serve`` running), and a ``Stop`` sent to the warm
 daemon (its learning runs after the answer); the load average is written beside the numbers.
+The project's first run is built once per set and embedder and copied for each replay
+(``--rebuild`` learns it again); each scored prompt is appended to ``rows.jsonl`` in the
+replay's folder as it happens, so a long replay can be read while it runs (``--latency 0``
+skips the subprocess timings).
 SpecStory's old layout carries no time per message: message ``i`` of a conversation is dated
 its header time plus ``i`` seconds.
 """
@@ -96,7 +100,28 @@ def _files_of(ids: list[int], store: Any) -> list[set[str]]:
     return [{a.value for a in m.anchors if a.type is AnchorType.FILE} for m in store.get_many(ids)]
 
 
-def replay(ws: Path, store: Any, convs: list[Any], budget: int, folder: Path) -> dict[str, Any]:
+def first_run(ws: Path, store: Any) -> None:
+    """What ``SessionStart`` learns in a new project (git, decision records, rule files)."""
+    from predictive.session import ProjectSession
+
+    session = ProjectSession(ws, store, owns_store=False)
+    t0 = time.perf_counter()
+    session.first_run()
+    session.embed_pending()
+    session.fill_levels()
+    log(f"first run in {time.perf_counter() - t0:.0f} s: {store.count()} memories")
+
+
+def replay(
+    ws: Path,
+    store: Any,
+    convs: list[Any],
+    budget: int,
+    folder: Path,
+    progress: Path | None = None,
+) -> dict[str, Any]:
+    """Play ``convs`` through the hook events; ``progress``: each prompt's row is appended
+    there as it is scored (a long replay can be read before it ends)."""
     from predictive.engine import ContextRequest
     from predictive.mentions import count as count_mentions
     from predictive.operations.capture import capture_transcript, note_files
@@ -106,11 +131,6 @@ def replay(ws: Path, store: Any, convs: list[Any], budget: int, folder: Path) ->
     from predictive.tokens import count_tokens
 
     session = ProjectSession(ws, store, owns_store=False)
-    t0 = time.perf_counter()
-    session.first_run()
-    session.embed_pending()
-    session.fill_levels()
-    log(f"first run in {time.perf_counter() - t0:.0f} s: {store.count()} memories")
     files = project_files(ws)
     folder.mkdir(exist_ok=True)
     rows: list[dict[str, Any]] = []
@@ -157,6 +177,9 @@ def replay(ws: Path, store: Any, convs: list[Any], budget: int, folder: Path) ->
                     "base_tokens": base_tokens,
                 }
             )
+            if progress is not None:
+                with progress.open("a", encoding="utf-8") as f:
+                    f.write(json.dumps(rows[-1]) + "\n")
             turn_files = list(count_mentions([m.text for m in msgs[first + 1 : end]], files))
             note_files(store, "claude", sid, turn_files)  # PostToolUse
             worked += [f for f in turn_files if f not in worked[-1:]]
@@ -288,8 +311,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--set", default="twat-search")
     ap.add_argument("--embedder", default="real", choices=["real", "hashing"])
     ap.add_argument("--sessions", type=int, help="only the first N conversations")
-    ap.add_argument("--latency", type=int, default=30, help="prompts timed as subprocesses")
+    ap.add_argument("--latency", type=int, default=30, help="prompts timed (0: none)")
     ap.add_argument("--budget", type=int, default=1500)
+    ap.add_argument("--rebuild", action="store_true", help="learn the project's first run again")
     a = ap.parse_args(argv)
 
     from storage import MemoryStore
@@ -303,21 +327,31 @@ def main(argv: list[str] | None = None) -> int:
     )[: a.sessions]
     d = CACHE_DIR / f"hooks-{a.set}-{a.embedder}"
     shutil.rmtree(d, ignore_errors=True)
-    d.mkdir(parents=True)
     emb = make_embedder(a.embedder)
     if a.embedder == "real":
         emb = CachedEmbedder(emb)
+    # the project's first run is the same for every replay of a set: built once, copied after
+    built = CACHE_DIR / f"hooks-{a.set}-{a.embedder}-first-run"
+    if a.rebuild or not (built / "done").exists():
+        shutil.rmtree(built, ignore_errors=True)
+        built.mkdir(parents=True)
+        with MemoryStore(built / "memory.db", embedder=emb) as first:
+            first_run(ws, first)
+        (built / "done").write_text(time.strftime("%Y-%m-%dT%H:%M:%S"), encoding="utf-8")
+    shutil.copytree(built, d, ignore=shutil.ignore_patterns("done"))
+    log(f"first run's store copied from {built}")
     store = MemoryStore(d / "memory.db", embedder=emb)
     try:
         t0 = time.perf_counter()
-        result = replay(ws, store, convs, a.budget, d / "transcripts")
+        result = replay(ws, store, convs, a.budget, d / "transcripts", d / "rows.jsonl")
         result["replay_seconds"] = round(time.perf_counter() - t0, 1)
     finally:
         store.close()
     step = max(1, len(result["rows"]) // max(1, a.latency))
     sample = [convs[r["session"]].messages[r["turn"]].text for r in result["rows"][::step]]
     last = sorted((d / "transcripts").glob("*.jsonl"))[-1]
-    result["latency"] = latency(ws, d / "memory.db", sample[: a.latency], a.embedder, str(last))
+    if a.latency > 0:
+        result["latency"] = latency(ws, d / "memory.db", sample[: a.latency], a.embedder, str(last))
     rows = result.pop("rows")
     payload = {
         "set": a.set,
@@ -328,7 +362,6 @@ def main(argv: list[str] | None = None) -> int:
         "rows": rows,
     }
     path = write_result(f"hooks-{a.set}-{a.embedder}", payload)
-    lat = result["latency"]
     print(
         table(
             ["measure", "hooks", "baseline (last file's context)"],
@@ -347,13 +380,15 @@ def main(argv: list[str] | None = None) -> int:
         f"answered {result['prompts_answered']}, session found after Stop "
         f"{result['session_found_after_stop']}"
     )
-    print(
-        f"latency cold p50 {lat['cold']['p50_ms']:.0f} / p95 {lat['cold']['p95_ms']:.0f} ms; "
-        f"no daemon yet p50 {lat['fallback_no_daemon']['p50_ms']:.0f} ms; "
-        f"warm p50 {lat['warm']['p50_ms']:.0f} / p95 {lat['warm']['p95_ms']:.0f} ms; "
-        f"warm Stop p50 {lat['warm_stop']['p50_ms']:.0f} ms; "
-        f"python start {lat['python_start_only']['p50_ms']:.0f} ms; load {lat['load_before']}"
-    )
+    lat = result.get("latency")
+    if lat:
+        print(
+            f"latency cold p50 {lat['cold']['p50_ms']:.0f} / p95 {lat['cold']['p95_ms']:.0f} ms; "
+            f"no daemon yet p50 {lat['fallback_no_daemon']['p50_ms']:.0f} ms; "
+            f"warm p50 {lat['warm']['p50_ms']:.0f} / p95 {lat['warm']['p95_ms']:.0f} ms; "
+            f"warm Stop p50 {lat['warm_stop']['p50_ms']:.0f} ms; "
+            f"python start {lat['python_start_only']['p50_ms']:.0f} ms; load {lat['load_before']}"
+        )
     print(f"written {path}")
     return 0
 

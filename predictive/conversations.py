@@ -300,9 +300,11 @@ def _next(msgs: Sequence[ChatMessage], i: int, role: str) -> ChatMessage | None:
     return None if j is None else msgs[j]
 
 
-def _solutions(conv: Conversation, msgs: Sequence[ChatMessage], out: Extraction) -> None:
+def _solutions(
+    conv: Conversation, msgs: Sequence[ChatMessage], out: Extraction, start: int = 0
+) -> None:
     for i, m in enumerate(msgs):
-        if m.role != "user" or not _ERROR.search(m.text):
+        if i < start or m.role != "user" or not _ERROR.search(m.text):
             continue
         # Follow the exchange: when the user says the first answer did not help, the fix is
         # the next answer (up to three rounds).
@@ -366,8 +368,10 @@ def _solutions(conv: Conversation, msgs: Sequence[ChatMessage], out: Extraction)
         )
 
 
-def _decisions(conv: Conversation, msgs: Sequence[ChatMessage], out: Extraction) -> None:
-    for i, m in enumerate(msgs):
+def _decisions(
+    conv: Conversation, msgs: Sequence[ChatMessage], out: Extraction, start: int = 0
+) -> None:
+    for i, m in enumerate(msgs[start:], start):
         for s in _sentences(_own_words(m) if m.role == "user" else m.text):
             if _DECISION.search(s):
                 confidence = 0.7 if m.role == "user" else 0.45
@@ -401,7 +405,9 @@ def _decisions(conv: Conversation, msgs: Sequence[ChatMessage], out: Extraction)
                     )
 
 
-def _user_rules(conv: Conversation, msgs: Sequence[ChatMessage], out: Extraction) -> None:
+def _user_rules(
+    conv: Conversation, msgs: Sequence[ChatMessage], out: Extraction, start: int = 0
+) -> None:
     said = [(i, _sentences(_own_words(m))) for i, m in enumerate(msgs) if m.role == "user"]
     # What the user tells the assistant again and again is how the project works.
     times = Counter(" ".join(s.lower().split()) for _, ss in said for s in set(ss))
@@ -428,6 +434,8 @@ def _user_rules(conv: Conversation, msgs: Sequence[ChatMessage], out: Extraction
                             importance=0.7,
                         )
                     )
+                continue
+            if i < start:  # only a rule repeated since is new before ``start``
                 continue
             if k == 0 and prev_assistant and _CORRECTION.search(s):
                 text = s if len(s.split()) >= 4 else " ".join(sentences[:2])
@@ -478,8 +486,10 @@ _TOOL_ACTION = re.compile(
 """What an export writes for one of the assistant's tool actions (a file read, a search)."""
 
 
-def _workflows(conv: Conversation, msgs: Sequence[ChatMessage], out: Extraction) -> None:
-    for i, m in enumerate(msgs):
+def _workflows(
+    conv: Conversation, msgs: Sequence[ChatMessage], out: Extraction, start: int = 0
+) -> None:
+    for i, m in enumerate(msgs[start:], start):
         cmds = _commands(m)
         if len(cmds) < 2:
             continue
@@ -501,15 +511,38 @@ def _workflows(conv: Conversation, msgs: Sequence[ChatMessage], out: Extraction)
         out.add(_memory(conv, Kind.WORKFLOW, "\n".join(lines), i, "workflow", confidence, [m]))
 
 
-def extract(conv: Conversation) -> Extraction:
-    """Every candidate memory of one conversation."""
+LOOKAHEAD_TURNS = 4
+"""How many later user turns a candidate can depend on: a problem followed through three
+answers that did not work (each "still failing" a turn) and the confirmation after the fix."""
+
+
+def extract(conv: Conversation, *, since: int | None = None) -> Extraction:
+    """Every candidate memory of one conversation; with ``since`` (a message index: the
+    messages before it were extracted already, when they were the whole conversation) only
+    the candidates that the messages from ``since`` on can make or change: those of the
+    :data:`LOOKAHEAD_TURNS` turns before its turn and after, and a user's rule repeated since.
+    The rest come out as they came out before, so nothing is lost by leaving them."""
     msgs = [m for m in conv.messages if m.text.strip() and m.role in ("user", "assistant")]
+    start = 0 if since is None else _window(msgs, since)
     out = Extraction()
-    _solutions(conv, msgs, out)
-    _decisions(conv, msgs, out)
-    _user_rules(conv, msgs, out)
-    _workflows(conv, msgs, out)
+    _solutions(conv, msgs, out, start)
+    _decisions(conv, msgs, out, start)
+    _user_rules(conv, msgs, out, start)
+    _workflows(conv, msgs, out, start)
     return out
+
+
+def _window(msgs: Sequence[ChatMessage], since: int) -> int:
+    """The position in ``msgs`` from which candidates can differ from those of the messages
+    before ``since``: the start of the turn :data:`LOOKAHEAD_TURNS` user turns before the
+    turn that holds the first message from ``since`` on."""
+    first = next((p for p, m in enumerate(msgs) if m.idx >= since), len(msgs))
+    users = [p for p, m in enumerate(msgs[:first]) if m.role == "user"]
+    back = len(users) - LOOKAHEAD_TURNS
+    # the turn still open at ``first`` counts as one of the turns before
+    if first < len(msgs) and msgs[first].role != "user" and users:
+        back -= 1
+    return users[back] if back >= 0 else 0
 
 
 _PATH_OR_URL = re.compile(r"\S*[/\\]\S*")

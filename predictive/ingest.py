@@ -607,9 +607,10 @@ class _Run:
         self, conv: Conversation, start: int, sessions: SessionStore, report: SourceReport
     ) -> bool:
         """Learn a conversation whose first ``start`` messages are stored already: only the
-        messages from ``start`` on (from the turn still open then) are redacted and saved; the
-        extraction, summary and memory read the whole conversation, its earlier messages as
-        stored (redacted already). False (nothing done) when the store lacks them."""
+        messages from ``start`` on (from the turn still open then) are redacted and saved, and
+        extracted from with the few turns before them that a new message can change; the
+        summary and the conversation's memory read the whole conversation, its earlier
+        messages as stored (redacted already). False (nothing done) when the store lacks them."""
         known = sessions.find(conv.tool, conv.external_id)
         if known is None or start > len(conv.messages):
             return False
@@ -624,7 +625,9 @@ class _Run:
             return False
         part = redacted(replace(conv, messages=conv.messages[cut:]))
         whole = replace(part, messages=tuple(map(_as_read, stored)) + part.messages)
-        extraction = extract_conversation(whole)  # what spans turns is found as before
+        # what spans turns is found as before: the turns a new message can change are read
+        since = part.messages[0].idx if part.messages else conv.messages[-1].idx + 1
+        extraction = extract_conversation(whole, since=since)
         extract_with(self.llm, part, extraction)  # a configured LLM reads the new part only
         summary = summarise(whole)
         saved = sessions.save(part, summary=summary)

@@ -149,3 +149,80 @@ def test_a_new_title_with_no_new_message_keeps_the_conversation(
         (conv,) = sessions.list(tool="claude")
         assert conv.title == "Switch to httpx"
         assert [m.text for m in sessions.messages(conv.id)] == [t for _, t in TURNS[:4]]
+
+
+LONG: list[tuple[str, str]] = [
+    ("user", "Tests fail with ImportError: cannot import name 'Client' from 'httpx.api'."),
+    ("assistant", "The fix is to use `from httpx import Client` in src/client.py."),
+    ("user", "Still failing with the same error."),
+    ("assistant", "Then reinstall: the old wheel shadows it, run `pip install -e .` again."),
+    ("user", "Still failing, same error after the reinstall."),
+    ("assistant", "The cause is a stale `httpx.pth`; delete it from site-packages."),
+    ("user", "Still getting the same ImportError."),
+    (
+        "assistant",
+        "The fix is to pin httpx: `pip install 'httpx>=0.27'` because 0.23 lacks the export.",
+    ),
+    ("user", "Thanks, that fixed it!"),
+    ("assistant", "Good. I also updated src/client.py to the new import."),
+    ("user", "Always run `ruff check .` and `pytest -q` before committing anything at all."),
+    ("assistant", "Understood, I will run both before every commit."),
+    ("user", "We decided to use httpx instead of requests because it supports HTTP/2."),
+    ("assistant", "Recorded: httpx over requests in src/client.py."),
+    ("user", "Always run `ruff check .` and `pytest -q` before committing anything at all."),
+    ("assistant", "Yes, ran both; they pass."),
+    ("user", "Please add a retry to the client."),
+    ("assistant", "I recommend using tenacity for retries in src/client.py."),
+    ("user", "Yes, go ahead with that."),
+    ("assistant", "Added tenacity retries."),
+    ("user", "Always run `ruff check .` and `pytest -q` before committing anything at all."),
+    ("assistant", "Done, both pass."),
+]
+
+
+def test_each_capture_extracts_only_the_turns_a_new_message_can_change(
+    project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A fix confirmed four turns after its problem, a rule repeated across the conversation
+    and a recommendation agreed in the next turn are learned live as the whole transcript
+    teaches them, while each capture extracts from a bounded window of turns."""
+    import predictive.conversations as conversations
+
+    windows: list[int] = []  # the user turns each extraction reads candidates from
+    real = conversations._decisions
+
+    def spy(conv: Any, msgs: Any, out: Any, start: int = 0) -> None:
+        windows.append(sum(1 for m in msgs[start:] if m.role == "user"))
+        real(conv, msgs, out, start)
+
+    monkeypatch.setattr(conversations, "_decisions", spy)
+    t0 = time.time() - 60
+    transcript = tmp_path / f"{SESSION}.jsonl"
+    with MemoryStore(tmp_path / "live.db", embedder=HashingEmbedder()) as live:
+        for end in range(2, len(LONG) + 1, 2):
+            write(transcript, LONG[:end], project, t0)
+            assert capture_transcript(live, project, "claude", SESSION, transcript).captured
+        live_learned = learned(live)
+        assert len(sessions_of(live).list(tool="claude")) == 1
+    turns = len(LONG) // 2
+    assert windows[-1] == conversations.LOOKAHEAD_TURNS + 1 < turns
+    assert max(windows) == conversations.LOOKAHEAD_TURNS + 1
+
+    windows.clear()
+    with MemoryStore(tmp_path / "whole.db", embedder=HashingEmbedder()) as whole:
+        run(
+            whole,
+            root=project,
+            options={"sources": ["chats"], "tools": ["claude"], "paths": [str(transcript)]},
+        )
+        assert windows == [turns]  # a whole ingestion reads every turn
+        whole_learned = learned(whole)
+    assert live_learned == whole_learned
+    texts = "\n".join(t for _, t in whole_learned)
+    # the first problem's fix: three answers that did not work, confirmed four turns later
+    assert any(
+        t.startswith("Problem: Tests fail with ImportError") and "httpx>=0.27" in t
+        for _, t in whole_learned
+    )
+    assert "Always run `ruff check .` and `pytest -q` before committing" in texts
+    assert "tenacity" in texts  # the recommendation agreed in the next turn
