@@ -223,10 +223,34 @@ def _load() -> str:
     return " ".join(Path("/proc/loadavg").read_text().split()[:3])
 
 
+def _children_cpu() -> float:
+    """CPU seconds (user and system) of the waited-for child processes so far."""
+    import resource
+
+    r = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return r.ru_utime + r.ru_stime
+
+
+def _process_cpu(pid: int) -> float:
+    """CPU seconds (user and system, all threads) a running process has used (Linux)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def latency(
-    ws: Path, db: Path, prompts: list[str], embedder: str, transcript: str
+    ws: Path,
+    db: Path,
+    prompts: list[str],
+    embedder: str,
+    transcript: str,
+    *,
+    cold_too: bool = True,
 ) -> dict[str, Any]:
-    """The real command as a subprocess: cold (no daemon), then warm (daemon running)."""
+    """The real command as a subprocess: cold (no daemon), then warm (daemon running), wall
+    time and CPU time (the client's own, and the daemon's while it answered)."""
     data = Path(tempfile.mkdtemp(prefix="lm-hooks-bench-"))
     env = {k: v for k, v in os.environ.items() if not k.startswith("LIVING_MEMORY")}
     env.update(
@@ -239,7 +263,11 @@ def latency(
         env["LIVING_MEMORY_EMBEDDER"] = "hashing"
     cmd = [sys.executable, "-P", "-m", "server", "hook", "UserPromptSubmit", "--client", "claude"]
 
+    cpu: dict[str, list[float]] = {"client": [], "daemon": []}
+    daemon_pid: list[int] = []
+
     def once(e: dict[str, str], prompt: str, event: str = "UserPromptSubmit") -> tuple[float, int]:
+        """Wall seconds and characters said; the client's and the daemon's CPU go to ``cpu``."""
         payload = {
             "session_id": "bench-latency",
             "transcript_path": transcript,
@@ -248,6 +276,8 @@ def latency(
             "hook_event_name": event,
             "prompt": prompt,
         }
+        c0 = _children_cpu()
+        d0 = _process_cpu(daemon_pid[0]) if daemon_pid else 0.0
         t = time.perf_counter()
         out = subprocess.run(
             [*cmd[:-3], event, "--client", "claude"],
@@ -257,12 +287,17 @@ def latency(
             env=e,
             cwd=ws,
         )
-        return time.perf_counter() - t, len(out.stdout)
+        took = time.perf_counter() - t
+        cpu["client"].append(_children_cpu() - c0)
+        if daemon_pid:
+            cpu["daemon"].append(_process_cpu(daemon_pid[0]) - d0)
+        return took, len(out.stdout)
 
     out: dict[str, Any] = {"load_before": _load()}
-    cold = [once(env, p)[0] for p in prompts]
-    out["cold"] = summarize_ms(cold)
-    out["load_after_cold"] = _load()
+    if cold_too:
+        cold = [once(env, p)[0] for p in prompts]
+        out["cold"] = summarize_ms(cold)
+        out["load_after_cold"] = _load()
     warm_env = {**env, "LIVING_MEMORY_HOOK_DAEMON": "1"}
     # no daemon yet, one starting (its lock is fresh, so none is started here): nothing said
     (data / "hooks").mkdir(parents=True, exist_ok=True)
@@ -288,9 +323,22 @@ def latency(
         deadline = time.monotonic() + 120
         while not sock.exists() and time.monotonic() < deadline:
             time.sleep(0.1)
-        once(warm_env, prompts[0])  # the daemon opens the store and loads the model once
+        hooks_log = data / "hooks" / "hooks.log"
+        warmed = ("warm after", "warming up failed", "no project memory")
+        while time.monotonic() < deadline and not any(
+            w in (hooks_log.read_text(encoding="utf-8") if hooks_log.exists() else "")
+            for w in warmed
+        ):
+            time.sleep(0.2)  # the daemon opens the store and loads the model once
+        once(warm_env, prompts[0])
+        daemon_pid.append(daemon.pid)
+        cpu["client"].clear()
+        out["load_before_warm"] = _load()
         warm = [once(warm_env, p)[0] for p in prompts]
         out["warm"] = summarize_ms(warm)
+        out["warm_cpu_client"] = summarize_ms(cpu["client"])
+        out["warm_cpu_daemon"] = summarize_ms(cpu["daemon"])
+        out["load_after_warm"] = _load()
         out["warm_stop"] = summarize_ms([once(warm_env, "", "Stop")[0] for _ in prompts[:10]])
         bare = []
         for _ in range(min(10, len(prompts))):
@@ -306,6 +354,34 @@ def latency(
     return out
 
 
+def latency_only(ws: Path, a: argparse.Namespace, convs: list[Any]) -> int:
+    """The warm ``UserPromptSubmit`` over the whole set's store (every conversation learned):
+    ``--latency`` prompts of the set, evenly spread, through the real command."""
+    from bench.bench_devset import ingest
+
+    store, _ = ingest(ws, a.set, a.embedder, False)
+    store.close()
+    db = CACHE_DIR / f"devset-store-{a.set}-{a.embedder}" / "memory.db"
+    prompts = [m.text for c in convs for m in c.messages if m.role == "user" and m.text.strip()]
+    step = max(1, len(prompts) // max(1, a.latency))
+    sample = prompts[::step][: a.latency]
+    transcript = str(Path(tempfile.mkdtemp(prefix="lm-hooks-t-")) / "none.jsonl")
+    lat = latency(ws, db, sample, a.embedder, transcript, cold_too=False)
+    payload = {"set": a.set, "embedder": a.embedder, "prompts": len(sample), "latency": lat}
+    path = write_result(f"hooks-latency-{a.set}-{a.embedder}", payload)
+    w, cc, dc = lat["warm"], lat["warm_cpu_client"], lat["warm_cpu_daemon"]
+    print(
+        f"warm UserPromptSubmit wall p50 {w['p50_ms']:.0f} / p95 {w['p95_ms']:.0f} ms; "
+        f"CPU client p50 {cc['p50_ms']:.0f} / p95 {cc['p95_ms']:.0f} ms, "
+        f"daemon p50 {dc['p50_ms']:.0f} / p95 {dc['p95_ms']:.0f} ms; "
+        f"warm Stop p50 {lat['warm_stop']['p50_ms']:.0f} ms; "
+        f"python start {lat['python_start_only']['p50_ms']:.0f} ms; "
+        f"load {lat['load_before_warm']} -> {lat['load_after_warm']}"
+    )
+    print(f"written {path}")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     ap.add_argument("--set", default="twat-search")
@@ -314,6 +390,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--latency", type=int, default=30, help="prompts timed (0: none)")
     ap.add_argument("--budget", type=int, default=1500)
     ap.add_argument("--rebuild", action="store_true", help="learn the project's first run again")
+    ap.add_argument(
+        "--latency-only",
+        action="store_true",
+        help="only the warm command's latency, over the set ingested whole (bench_devset's store)",
+    )
     a = ap.parse_args(argv)
 
     from storage import MemoryStore
@@ -325,6 +406,8 @@ def main(argv: list[str] | None = None) -> int:
     convs = sorted(
         read_all(ws, tools=("specstory",), skips=SkipLog()), key=lambda c: c.started_at or 0
     )[: a.sessions]
+    if a.latency_only:
+        return latency_only(ws, a, convs)
     d = CACHE_DIR / f"hooks-{a.set}-{a.embedder}"
     shutil.rmtree(d, ignore_errors=True)
     emb = make_embedder(a.embedder)

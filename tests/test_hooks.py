@@ -140,19 +140,28 @@ def write_transcript(path: Path, turns: list[tuple[str, Any]], cwd: Path, t0: fl
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
 
 
-def tree(folder: Path) -> dict[str, bytes]:
+def tree(folder: Path, *, leave: Path | None = None) -> dict[str, bytes]:
+    """Every file under ``folder`` (git's own folder and ``leave`` left out)."""
     return {
         p.relative_to(folder).as_posix(): p.read_bytes()
         for p in folder.rglob("*")
-        if p.is_file() and ".git" not in p.relative_to(folder).parts
+        if p.is_file()
+        and ".git" not in p.relative_to(folder).parts
+        and (leave is None or leave not in p.parents)
     }
+
+
+def outside_data(env: dict[str, str]) -> dict[str, bytes]:
+    """Every file of the test's folders (the project, HOME, …) but the data directory."""
+    data = Path(env["LIVING_MEMORY_DATA_DIR"])
+    return tree(data.parent, leave=data)
 
 
 # ---- Claude Code -----------------------------------------------------------------------------
 
 
 def test_claude_session_from_start_to_end(project: Path, hook_env: dict[str, str]) -> None:
-    before = tree(project)
+    before = outside_data(hook_env)
     transcript = Path(hook_env["HOME"]) / ".claude" / "projects" / "p" / f"{SESSION}.jsonl"
     values = {"CWD": str(project), "TRANSCRIPT": str(transcript)}
 
@@ -255,7 +264,10 @@ def test_claude_session_from_start_to_end(project: Path, hook_env: dict[str, str
     with open_store(hook_env) as store:
         assert len(sessions_of(store).list(tool="claude")) == 1
 
-    assert tree(project) == before  # a hook writes nothing in the project
+    # a hook writes nothing outside the data directory (the transcript is the test's)
+    after = outside_data(hook_env)
+    after.pop(transcript.relative_to(Path(hook_env["HOME"]).parent).as_posix())
+    assert after == before
 
 
 def test_a_prompt_with_nothing_relevant_gets_nothing(
@@ -372,6 +384,7 @@ def cursor_json(out: subprocess.CompletedProcess[str]) -> dict[str, Any]:
 
 
 def test_cursor_events(project: Path, hook_env: dict[str, str]) -> None:
+    before = outside_data(hook_env)
     values = {"CWD": str(project), "FILE": str(project / "src" / "retry.py")}
     start = cursor_json(
         run(hook_env, "cursor", "sessionStart", shape("cursor", "sessionStart", **values), project)
@@ -426,6 +439,7 @@ def test_cursor_events(project: Path, hook_env: dict[str, str]) -> None:
         run(hook_env, "cursor", "sessionEnd", shape("cursor", "sessionEnd", **values), project)
     )
     assert end == {}
+    assert outside_data(hook_env) == before  # nothing written outside the data directory
 
 
 # ---- Codex -----------------------------------------------------------------------------------
