@@ -536,6 +536,30 @@ def test_codex_hooks_and_notify(project: Path, hook_env: dict[str, str]) -> None
         assert conv is not None and len(sessions_of(store).messages(conv.id)) == 4
 
 
+def test_the_installed_command_answers_as_the_module_does(
+    project: Path, hook_env: dict[str, str]
+) -> None:
+    """What ``hook install`` writes (this interpreter without site, the launcher by its path)
+    run through a shell as the agent runs it, with no PYTHONPATH: the same answer."""
+    from server.hooks.install import install
+
+    values = {"CWD": str(project)}
+    run(hook_env, "claude", "SessionStart", shape("claude", "SessionStart", **values), project)
+    payload = json.dumps(shape("claude", "UserPromptSubmit", **values))
+    expected = run(hook_env, "claude", "UserPromptSubmit", payload, project)
+    install("claude", "project", project, python=sys.executable)
+    settings = json.loads((project / ".claude" / "settings.json").read_text(encoding="utf-8"))
+    command = settings["hooks"]["UserPromptSubmit"][0]["hooks"][0]["command"]
+    env = {k: v for k, v in hook_env.items() if k != "PYTHONPATH"}
+    got = subprocess.run(
+        command, shell=True, input=payload, capture_output=True, text=True, env=env, cwd=project
+    )
+    assert got.returncode == 0 and got.stderr == ""
+    answer = claude_context(got.stdout, "UserPromptSubmit")
+    assert answer == claude_context(expected.stdout, "UserPromptSubmit")
+    assert "exponential backoff" in answer
+
+
 # ---- the warm daemon -------------------------------------------------------------------------
 
 
@@ -569,6 +593,16 @@ def test_the_daemon_answers_what_the_cold_path_answers(
             cold.stdout, "UserPromptSubmit"
         )
         assert "warm claude UserPromptSubmit" in log_text(env)
+
+        def recorded() -> bool:  # the daemon records what it handed over after answering
+            from predictive.hook_state import load
+
+            with open_store(env) as store:
+                commit = next(m for m in store.list() if m.source == "git" and "backoff" in m.text)
+                shots = load(store, "claude", SESSION).injected
+                return commit.retrieval_count == 2 and len(shots) == 2
+
+        assert wait_for(recorded, 30)
     finally:
         daemon.terminate()
         daemon.wait(timeout=30)

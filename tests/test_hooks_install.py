@@ -12,10 +12,16 @@ from pathlib import Path
 
 import pytest
 
-from server.hooks.install import EVENTS, InstallError, install, uninstall
+from server.hooks.install import EVENTS, LAUNCHER, InstallError, install, uninstall
 
 ROOT = Path(__file__).resolve().parents[1]
 PYTHON = "/opt/tools/venv/bin/python"
+LAUNCH = str(LAUNCHER)  # server/hooks/launch.py, run without site (python -S)
+
+
+def ours_of(command: str) -> bool:
+    return LAUNCH in command
+
 
 CLAUDE_USER_HOOKS = {
     "permissions": {"allow": ["Bash(npm test:*)"]},
@@ -84,13 +90,9 @@ def test_claude_keeps_the_users_hooks_and_uninstall_restores_the_file(project: P
     assert got["Notification"] == ["notify-send Claude"]
     assert got["PostToolUse"][0] == 'npx prettier --write "$FILE"'  # theirs first, as it was
     for event in EVENTS["claude"]:
-        ours = [c for c in got[event] if "-m server hook" in c]
-        assert ours == [
-            shlex.join([PYTHON, "-P", "-m", "server", "hook", event, "--client", "claude"])
-        ]
-    ours_edit = next(
-        g for g in data["hooks"]["PostToolUse"] if "server hook" in g["hooks"][0]["command"]
-    )
+        ours = [c for c in got[event] if ours_of(c)]
+        assert ours == [shlex.join([PYTHON, "-S", "-P", LAUNCH, event, "--client", "claude"])]
+    ours_edit = next(g for g in data["hooks"]["PostToolUse"] if ours_of(g["hooks"][0]["command"]))
     assert ours_edit["matcher"] == "Edit|Write|MultiEdit|NotebookEdit"
     prompt = data["hooks"]["UserPromptSubmit"][0]["hooks"][0]
     assert prompt["type"] == "command" and prompt["timeout"] == 10
@@ -115,8 +117,8 @@ def test_cursor_keeps_the_users_hooks_and_uninstall_restores_the_file(project: P
     assert got["afterFileEdit"][0] == "./hooks/format.sh"
     assert got["beforeShellExecution"] == ["./hooks/audit.sh"]
     for event in EVENTS["cursor"]:
-        assert [c for c in got[event] if "server hook" in c] == [
-            shlex.join([PYTHON, "-P", "-m", "server", "hook", event, "--client", "cursor"])
+        assert [c for c in got[event] if ours_of(c)] == [
+            shlex.join([PYTHON, "-S", "-P", LAUNCH, event, "--client", "cursor"])
         ]
     before = path.read_bytes()
     assert install("cursor", "project", project, python=PYTHON).status == "unchanged"
@@ -141,8 +143,23 @@ def test_a_new_interpreter_updates_only_our_entries(project: Path) -> None:
     assert moved.status == "updated"
     got = commands(json.loads(path.read_text()), "cursor")
     assert all(PYTHON not in c for cs in got.values() for c in cs)
-    assert sum("server hook" in c for cs in got.values() for c in cs) == len(EVENTS["cursor"])
+    assert sum(ours_of(c) for cs in got.values() for c in cs) == len(EVENTS["cursor"])
     assert got["afterFileEdit"][0] == "./hooks/format.sh"
+
+
+def test_an_older_install_is_replaced_and_removed(project: Path) -> None:
+    """Entries an earlier version wrote (``python -m server hook``) are ours: an install
+    replaces them, an uninstall takes them out."""
+    path = project / ".claude" / "settings.json"
+    older = json.loads(json.dumps(CLAUDE_USER_HOOKS))
+    old = shlex.join([PYTHON, "-P", "-m", "server", "hook", "Stop", "--client", "claude"])
+    older["hooks"]["Stop"] = [{"hooks": [{"type": "command", "command": old}]}]
+    write(path, older)
+    assert install("claude", "project", project, python=PYTHON).status == "updated"
+    got = commands(json.loads(path.read_text()), "claude")
+    assert got["Stop"] == [shlex.join([PYTHON, "-S", "-P", LAUNCH, "Stop", "--client", "claude"])]
+    uninstall("claude", "project", project)
+    assert json.loads(path.read_text()) == CLAUDE_USER_HOOKS
 
 
 def test_codex_user_scope_follows_codex_home(

@@ -171,6 +171,7 @@ def spawn_background(request: dict[str, object]) -> None:
 
 def _cold(request: dict[str, object]) -> str:
     """Answer in this process; the slow part runs detached (or here with ``ENV_SYNC``)."""
+    where.full_site()
     from server.hooks.handler import Sessions, describe, handle, parse, run_background
 
     where.file_logging()
@@ -187,6 +188,8 @@ def _cold(request: dict[str, object]) -> str:
             budget=request.get("budget"),  # type: ignore[arg-type]
         )
         reply = handle(e, sessions)
+        if reply.after is not None:
+            reply.after()
         if reply.background is not None:
             if os.environ.get(ENV_SYNC) == "1":
                 run_background(reply.background, sessions, settle=0.0)
@@ -200,7 +203,15 @@ def _cold(request: dict[str, object]) -> str:
 
 def learn(raw: bytes) -> int:
     """The detached half of an event: learn its turn (one learner at a time)."""
-    from server.hooks.handler import Sessions, handle, learning_lock, parse, run_background
+    where.full_site()
+    from server.hooks.handler import (
+        Event,
+        Sessions,
+        handle,
+        learning_lock,
+        parse,
+        run_background,
+    )
 
     request = json.loads(raw.decode("utf-8"))
     sessions = Sessions()
@@ -213,7 +224,12 @@ def learn(raw: bytes) -> int:
             db=request.get("db"),
             budget=request.get("budget"),
         )
-        later = handle(e, sessions).background if request.get("handle") else e
+        later: Event | None = e
+        if request.get("handle"):
+            reply = handle(e, sessions)
+            if reply.after is not None:
+                reply.after()
+            later = reply.background
         if later is not None:
             with learning_lock():
                 run_background(later, sessions)
@@ -279,6 +295,7 @@ def answer(args: Sequence[str]) -> int:
 
 def _expected(e: BaseException) -> bool:
     """A bad event is one log line, not a stack trace."""
+    where.full_site()
     from server.hooks.handler import BadEvent
 
     return isinstance(e, BadEvent)

@@ -20,6 +20,7 @@ import socket
 import socketserver
 import threading
 import time
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -56,6 +57,7 @@ class Daemon:
         # each worker has its own thread, hence its own store connections
         self.answer_worker = ThreadPoolExecutor(1, thread_name_prefix="lm-hook-answer")
         self.learn_worker = ThreadPoolExecutor(1, thread_name_prefix="lm-hook-learn")
+        self.opened: set[tuple[Path, Path]] = set()  # projects whose short forms are made
 
     def warm(self, request: dict[str, object], *, known_only: bool = False) -> None:
         """Open the project of the event that started the daemon and load its model, so the
@@ -69,6 +71,7 @@ class Daemon:
                 log.info("no project memory at %s to warm", e.folder)
                 return
             self.answers.of(e).answer_prompt(PromptArgs(WARM_PROMPT, record=False))
+            self._opening(e)
 
         started = time.perf_counter()
         try:
@@ -119,6 +122,9 @@ class Daemon:
             e = self._event(request)
             event = e
             reply = self.answer_worker.submit(handle, event, self.answers).result(ANSWER_TIMEOUT)
+            if reply.after is not None:  # recorded on the answering thread, after the answer
+                self.answer_worker.submit(self._after, reply.after)
+            self._opening(e)
             if reply.background is not None:
                 self.learn_worker.submit(self._learn, reply.background)
             return reply.stdout
@@ -128,6 +134,35 @@ class Daemon:
         finally:
             if e is not None:
                 log.info("warm %s", describe(e, reply, (time.perf_counter() - started) * 1e3))
+
+    def _opening(self, e: Event) -> None:
+        """At a project's first event, make the short forms answers show for the memories
+        that lack them (learned by an ``ingest`` run, say), once on the learning thread rather
+        than at every answer."""
+        try:
+            where = self.answers.where(e)
+        except Exception:  # the event's answer said why, in the log
+            return
+        if where in self.opened:
+            return
+        self.opened.add(where)
+        self.learn_worker.submit(self._fill_levels, e)
+
+    def _fill_levels(self, e: Event) -> None:
+        try:
+            with learning_lock():
+                made = self.learning.of(e).fill_levels()
+            if made:
+                log.info("short forms made for %d memories of %s", made, e.folder)
+        except Exception:
+            log.warning("making the short forms failed", exc_info=True)
+
+    @staticmethod
+    def _after(record: Callable[[], None]) -> None:
+        try:
+            record()
+        except Exception:
+            log.warning("recording what was handed over failed", exc_info=True)
 
     def _learn(self, e: Event) -> None:
         try:

@@ -12,6 +12,9 @@ COMMANDS = frozenset({"install", "uninstall", "serve", "status", "-h", "--help"}
 
 def main(args: Sequence[str]) -> int:
     if args and args[0] in COMMANDS:
+        from server.hooks.where import full_site
+
+        full_site()
         from server.hooks.command import main as command_main
 
         return command_main(list(args))

@@ -18,14 +18,14 @@ import os
 import re
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from predictive.operations import capture as cap
 from predictive.operations import hook_state
-from predictive.operations.prompt import PROMPT_BUDGET, BriefArgs, PromptArgs
+from predictive.operations.prompt import PROMPT_BUDGET, BriefArgs, PromptArgs, record_served
 from predictive.session import ProjectSession, find_root
 from storage.paths import ENV_DB, default_db_path
 
@@ -74,11 +74,14 @@ class Event:
 
 @dataclass
 class Reply:
-    """What to print on stdout, and the slow work to run once it is printed."""
+    """What to print on stdout, and the slow work to run once it is printed: ``after`` (the
+    writes that record what was handed over, on the thread that answered) and ``background``
+    (learning a turn)."""
 
     stdout: str = ""
     background: Event | None = None
     items: int = 0
+    after: Callable[[], None] | None = None
 
 
 def parse(client: str, name: str, raw: bytes | str, **where: Any) -> Event:
@@ -219,12 +222,19 @@ def _claude(e: Event, sessions: Sessions) -> Reply:
         if not isinstance(prompt, str):
             raise BadEvent("UserPromptSubmit without a prompt")
         answer = session.answer_prompt(
-            PromptArgs(prompt, conversation=conversation, tool=tool, budget=_budget(e))
+            PromptArgs(
+                prompt, conversation=conversation, tool=tool, budget=_budget(e), record=False
+            )
         )
         if not answer.markdown:
             return Reply()
-        cap.note_injected(session.store, tool, conversation, answer.memory_ids, time.time())
-        return Reply(_context(name, answer.markdown), items=len(answer.items))
+        ids, at = answer.memory_ids, time.time()
+
+        def record() -> None:  # once the agent has its answer
+            record_served(session.store, ids, tool, conversation)
+            cap.note_injected(session.store, tool, conversation, ids, at)
+
+        return Reply(_context(name, answer.markdown), items=len(answer.items), after=record)
     if name == "PostToolUse":
         if e.payload.get("tool_name") in EDIT_TOOLS:
             files = [_relative(session.root, f) for f in _edited_files(e.payload.get("tool_input"))]

@@ -7,7 +7,9 @@ Files: Claude Code ``.claude/settings.json`` (user: ``~/.claude/settings.json``)
 other hook, key and event is kept as it was. Installing twice changes nothing; uninstalling
 gives back the file's data as it was before (byte for byte when it was written as two-space
 indented JSON). The command names this installation's interpreter by its absolute path (a
-virtual environment's ``python`` is not resolved, so the environment stays in force).
+virtual environment's ``python`` is not resolved, so the environment stays in force) and runs
+:mod:`server.hooks.launch` by its path without ``site`` (``python -S``), the fastest start;
+an entry written as ``-m server hook`` (an older install) is ours too and is replaced.
 """
 
 from __future__ import annotations
@@ -50,7 +52,8 @@ CURSOR_EVENTS = (
 )
 EVENTS = {"claude": tuple(CLAUDE_EVENTS), "codex": tuple(CODEX_EVENTS), "cursor": CURSOR_EVENTS}
 PROMPT_TIMEOUT = 10  # seconds the agent waits for a prompt's answer before going on without
-OURS = re.compile(r"(?:^|\s)-m\s+server\s+hook(?:\s|$)")
+OURS = re.compile(r"(?:^|\s)-m\s+server\s+hook(?:\s|$)|server[/\\]hooks[/\\]launch\.py\b")
+LAUNCHER = Path(__file__).resolve().with_name("launch.py")
 
 
 @dataclass(frozen=True)
@@ -81,7 +84,7 @@ def hook_command(client: str, event: str, python: str | None = None) -> str:
     """The shell command a client runs for ``event``."""
     exe = python or str(Path(sys.executable).absolute())
     isolate = ["-P"] if sys.version_info >= (3, 11) else []
-    return shlex.join([exe, *isolate, "-m", "server", "hook", event, "--client", client])
+    return shlex.join([exe, "-S", *isolate, str(LAUNCHER), event, "--client", client])
 
 
 def _is_ours(handler: Any) -> bool:

@@ -8,6 +8,7 @@ it knows whether it needs the store at all. The data directory is the one
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 
 APP_NAME = "living-memory"
@@ -15,11 +16,30 @@ ENV_DATA_DIR = "LIVING_MEMORY_DATA_DIR"  # as storage.paths (importing it loads 
 LOG_BYTES = 1_000_000
 
 
+_site_loaded = False
+
+
+def full_site() -> None:
+    """In a process started without ``site`` (the installed hook command's ``python -S``),
+    load it now (site-packages, ``.pth`` files): before anything beyond the standard library
+    is imported."""
+    global _site_loaded
+    if sys.flags.no_site and not _site_loaded:
+        _site_loaded = True
+        import site
+
+        site.main()
+
+
 def data_dir() -> Path:
     base = os.environ.get(ENV_DATA_DIR)
     if base:
         return Path(base).expanduser()
-    import platformdirs
+    try:
+        import platformdirs
+    except ImportError:  # started without the site, and not installed beside the package
+        full_site()
+        import platformdirs
 
     return Path(platformdirs.user_data_dir(APP_NAME))
 
