@@ -248,6 +248,7 @@ def latency(
     transcript: str,
     *,
     cold_too: bool = True,
+    form: str = "installed",
 ) -> dict[str, Any]:
     """The real command as a subprocess: cold (no daemon), then warm (daemon running), wall
     time and CPU time (the client's own, and the daemon's while it answered)."""
@@ -261,7 +262,15 @@ def latency(
     )
     if embedder == "hashing":
         env["LIVING_MEMORY_EMBEDDER"] = "hashing"
-    cmd = [sys.executable, "-P", "-m", "server", "hook", "UserPromptSubmit", "--client", "claude"]
+    import shlex
+
+    from server.hooks.install import hook_command
+
+    def cmd(event: str) -> list[str]:
+        """The command as installed (``form="installed"``) or as ``python -m server hook``."""
+        if form == "module":
+            return [sys.executable, "-P", "-m", "server", "hook", event, "--client", "claude"]
+        return shlex.split(hook_command("claude", event, sys.executable))
 
     cpu: dict[str, list[float]] = {"client": [], "daemon": []}
     daemon_pid: list[int] = []
@@ -280,7 +289,7 @@ def latency(
         d0 = _process_cpu(daemon_pid[0]) if daemon_pid else 0.0
         t = time.perf_counter()
         out = subprocess.run(
-            [*cmd[:-3], event, "--client", "claude"],
+            cmd(event),
             input=json.dumps(payload),
             capture_output=True,
             text=True,
@@ -293,7 +302,7 @@ def latency(
             cpu["daemon"].append(_process_cpu(daemon_pid[0]) - d0)
         return took, len(out.stdout)
 
-    out: dict[str, Any] = {"load_before": _load()}
+    out: dict[str, Any] = {"load_before": _load(), "command": shlex.join(cmd("EVENT"))}
     if cold_too:
         cold = [once(env, p)[0] for p in prompts]
         out["cold"] = summarize_ms(cold)
@@ -346,6 +355,12 @@ def latency(
             subprocess.run([sys.executable, "-P", "-c", "pass"], env=env)
             bare.append(time.perf_counter() - t)
         out["python_start_only"] = summarize_ms(bare)
+        bare_s = []
+        for _ in range(min(10, len(prompts))):
+            t = time.perf_counter()
+            subprocess.run([sys.executable, "-S", "-P", "-c", "pass"], env=env)
+            bare_s.append(time.perf_counter() - t)
+        out["python_start_without_site"] = summarize_ms(bare_s)
     finally:
         daemon.terminate()
         daemon.wait(timeout=60)
@@ -366,9 +381,9 @@ def latency_only(ws: Path, a: argparse.Namespace, convs: list[Any]) -> int:
     step = max(1, len(prompts) // max(1, a.latency))
     sample = prompts[::step][: a.latency]
     transcript = str(Path(tempfile.mkdtemp(prefix="lm-hooks-t-")) / "none.jsonl")
-    lat = latency(ws, db, sample, a.embedder, transcript, cold_too=False)
+    lat = latency(ws, db, sample, a.embedder, transcript, cold_too=False, form=a.form)
     payload = {"set": a.set, "embedder": a.embedder, "prompts": len(sample), "latency": lat}
-    path = write_result(f"hooks-latency-{a.set}-{a.embedder}", payload)
+    path = write_result(f"hooks-latency-{a.set}-{a.embedder}-{a.form}", payload)
     w, cc, dc = lat["warm"], lat["warm_cpu_client"], lat["warm_cpu_daemon"]
     print(
         f"warm UserPromptSubmit wall p50 {w['p50_ms']:.0f} / p95 {w['p95_ms']:.0f} ms; "
@@ -390,6 +405,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--latency", type=int, default=30, help="prompts timed (0: none)")
     ap.add_argument("--budget", type=int, default=1500)
     ap.add_argument("--rebuild", action="store_true", help="learn the project's first run again")
+    ap.add_argument(
+        "--form",
+        choices=["installed", "module"],
+        default="installed",
+        help="the command timed: as `hook install` writes it, or `python -P -m server hook`",
+    )
     ap.add_argument(
         "--latency-only",
         action="store_true",

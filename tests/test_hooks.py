@@ -714,3 +714,48 @@ def test_secrets_never_reach_the_data_directory(project: Path, hook_env: dict[st
         p.read_bytes() for p in Path(hook_env["LIVING_MEMORY_DATA_DIR"]).rglob("*") if p.is_file()
     )
     assert secret.encode() not in stored
+
+
+def test_the_fast_path_speaks_the_daemons_json(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The warm path writes its request and reads the reply without the json module: the
+    same values as json gives, whatever the text holds."""
+    from server.hooks import fast
+
+    text = 'quotes " \\ back\\slash, tab\t, newline\n, é, 🙂, \x00, </script>'
+    line = fast.encode_request("cursor", "beforeSubmitPrompt", text, "/a b/c", None, 900)
+    assert line.endswith("\n")
+    assert json.loads(line) == {
+        "client": "cursor",
+        "event": "beforeSubmitPrompt",
+        "input": text,
+        "cwd": "/a b/c",
+        "db": None,
+        "budget": 900,
+    }
+    for reply in ({"stdout": text}, {"stdout": ""}, {"stdout": text, "x": 1}):
+        assert fast.stdout_of(json.dumps(reply).encode("utf-8")) == reply["stdout"]
+        raw = json.dumps(reply, ensure_ascii=False).encode("utf-8")
+        assert fast.stdout_of(raw) == reply["stdout"]
+    with pytest.raises(ValueError):
+        fast.stdout_of(b"{}")
+
+
+@pytest.mark.parametrize("xdg", [None, "", "  ", "/srv/xdg", "relative/xdg", "~/xdg"])
+def test_the_fast_path_finds_the_data_directory_where_platformdirs_does(
+    xdg: str | None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from server.hooks import fast, where
+
+    monkeypatch.delenv("LIVING_MEMORY_DATA_DIR", raising=False)
+    monkeypatch.setenv("HOME", str(tmp_path))
+    if xdg is None:
+        monkeypatch.delenv("XDG_DATA_HOME", raising=False)
+    else:
+        monkeypatch.setenv("XDG_DATA_HOME", xdg)
+    guess = fast.data_dir()
+    if sys.platform.startswith("linux") or sys.platform == "darwin":
+        assert guess == str(where.data_dir())
+    else:
+        assert guess is None  # the full client finds it
+    monkeypatch.setenv("LIVING_MEMORY_DATA_DIR", str(tmp_path / "d"))
+    assert fast.data_dir() == str(where.data_dir()) == str(tmp_path / "d")

@@ -260,14 +260,18 @@ def _read_stdin() -> str:
     return data.decode("utf-8", "replace")
 
 
-def answer(args: Sequence[str]) -> int:
-    """``hook EVENT [--client C] [--budget N]``: answer one event; exit 0 whatever happens."""
+def answer(args: Sequence[str], given: str | None = None) -> int:
+    """``hook EVENT [--client C] [--budget N]``: answer one event; exit 0 whatever happens
+    (``given``: the input, when the caller read it already)."""
     try:
         if args and args[0] == "_learn":
             where.file_logging()
             return learn(sys.stdin.buffer.read(MAX_INPUT))
         event, client, budget, extra = _options(args)
-        raw = extra if extra is not None and event == "notify" else _read_stdin()
+        if extra is not None and event == "notify":
+            raw = extra
+        else:
+            raw = given if given is not None else _read_stdin()
         request: dict[str, object] = {
             "client": client,
             "event": event,

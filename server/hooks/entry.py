@@ -1,11 +1,14 @@
 """The hook command as an agent runs it: ``python -m server hook EVENT --client C`` answers an
-event (see :mod:`server.hooks.client`); ``install``, ``uninstall``, ``serve`` (``serve --stop``) and
+event (see :mod:`server.hooks.fast`, and :mod:`server.hooks.client` for what it does not
+handle); ``install``, ``uninstall``, ``serve`` (``serve --stop``) and
 ``status`` are the command line's (see :mod:`server.hooks.command`). Nothing heavy is
 imported here. (``stop`` is not one: it is Cursor's event.)"""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+TYPE_CHECKING = False  # (the typing module is an import a warm answer does without)
+if TYPE_CHECKING:
+    from collections.abc import Sequence
 
 COMMANDS = frozenset({"install", "uninstall", "serve", "status", "-h", "--help"})
 
@@ -18,6 +21,6 @@ def main(args: Sequence[str]) -> int:
         from server.hooks.command import main as command_main
 
         return command_main(list(args))
-    from server.hooks.client import answer
+    from server.hooks.fast import answer
 
     return answer(args)
