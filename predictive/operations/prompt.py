@@ -234,8 +234,8 @@ def answer_prompt(store: MemoryStore, root: Path, a: PromptArgs) -> PromptAnswer
     if asked:
         _add_found(store, packer, text, asked, a)
     answer = packer.answer(named, started)
-    if a.record and answer.memory_ids:
-        _record(store, answer.memory_ids, f"hook {a.tool} prompt {a.conversation or ''}")
+    if a.record:
+        record_served(store, answer.memory_ids, a.tool, a.conversation)
     return answer
 
 
@@ -295,12 +295,15 @@ def _add_found(
             packer.add_memory(f.memory, "search")
 
 
-def _record(store: MemoryStore, ids: list[int], context: str) -> None:
+def record_served(store: MemoryStore, ids: list[int], tool: str, conversation: str | None) -> None:
+    """Log a prompt's answer in the usage tracker (a caller that answers first and records
+    after asks with ``PromptArgs.record`` off and calls this)."""
+    if not ids:
+        return
+    context = f"hook {tool} prompt {conversation or ''}".strip()
     # what was served is still served when the log cannot be written
     with contextlib.suppress(StoreError):
-        store.usage.record_many(
-            ids, AccessKind.RETRIEVAL, context=context.strip(), bump_generation=False
-        )
+        store.usage.record_many(ids, AccessKind.RETRIEVAL, context=context, bump_generation=False)
 
 
 def project_brief(store: MemoryStore, a: BriefArgs) -> PromptAnswer:
