@@ -36,8 +36,7 @@ from predictive.extract import (
 from predictive.llm import LlmClient, client_for
 from predictive.llm_extract import extract_with
 from predictive.llm_judge import scanner_judge
-from predictive.mentions import FileIndex, count_modules
-from predictive.mentions import count as count_mentions
+from predictive.mentions import FileIndex, project_index
 from predictive.upkeep_results import Ingested, SourceIngested
 from storage.conflict_pairs import ids_after, max_memory_id
 from storage.errors import InvalidInput, StoreError
@@ -537,15 +536,13 @@ class _Run:
         """The conversation's own memory (added, or the current one kept); an earlier version
         of it is superseded."""
         if self._files is None:
-            self._files = FileIndex.of_project(self.root)
+            self._files = project_index(self.root)
         # A file the user names in a request says more than one an answer lists; what the
         # assistant reasoned about counts like what it said.
         said = [m.text for m in conv.messages if m.role != "user"] + list(conv.thoughts)
         asked = [m.text for m in conv.messages if m.role == "user"]
-        mentions = count_mentions(said, self._files) + count_modules(said, self._files)
-        for path, n in (
-            count_mentions(asked, self._files) + count_modules(asked, self._files)
-        ).items():
+        mentions = self._files.named(said)
+        for path, n in self._files.named(asked).items():
             mentions[path] += USER_MENTION_WEIGHT * n
         new = session_unit(conv, summary, mentions)
         old = self.store.find_by_source(new.source, conv.external_id)

@@ -4,8 +4,10 @@ code), resolved against the project's own file list."""
 
 from __future__ import annotations
 
+import hashlib
 import re
 import subprocess
+import threading
 from collections import Counter, defaultdict
 from collections.abc import Iterable
 from pathlib import Path, PurePosixPath
@@ -17,6 +19,7 @@ MAX_FILES = 200_000
 _CODE_SPAN = re.compile(r"`([A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*)`")
 _DOTTED = re.compile(r"(?<![\w./-])([A-Za-z_]\w*(?:\.[A-Za-z_]\w*){2,})(?![\w(])")
 MIN_STEM = 4
+MAX_TEXTS = 20_000  # texts whose mentions a file index keeps
 """A bare stem shorter than this (``api``, ``cli``) names too many things to count."""
 SOURCE_SUFFIXES = frozenset(
     ".py .pyi .js .jsx .ts .tsx .mjs .cjs .go .rs .java .kt .rb .php .cs .c .h .cc .cpp .hpp "
@@ -53,6 +56,7 @@ class FileIndex:
     def __init__(self, paths: Iterable[str]) -> None:
         self.by_name: dict[str, list[str]] = defaultdict(list)
         self.by_stem: dict[str, list[str]] = defaultdict(list)
+        self._named: dict[bytes, Counter[str]] = {}
         for p in paths:
             pp = PurePosixPath(p)
             self.by_name[pp.name.lower()].append(p)
@@ -91,6 +95,57 @@ class FileIndex:
     def of_project(cls, root: Path) -> FileIndex:
         """The files git tracks under ``root`` (empty outside a repository)."""
         return cls(tracked_files(root))
+
+    def named(self, texts: Iterable[str]) -> Counter[str]:
+        """:func:`count` plus :func:`count_modules` of ``texts``, each text's counted once
+        and kept (a conversation read again at every turn counts its new messages only)."""
+        total: Counter[str] = Counter()
+        for text in texts:
+            key = hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
+            counts = self._named.get(key)
+            if counts is None:
+                counts = count([text], self) + count_modules([text], self)
+                if len(self._named) >= MAX_TEXTS:
+                    self._named.clear()
+                self._named[key] = counts
+            total.update(counts)
+        return total
+
+
+_indexes_lock = threading.Lock()
+_indexes: dict[str, tuple[tuple[int, int] | None, FileIndex]] = {}
+
+
+def _index_stamp(root: Path) -> tuple[int, int] | None:
+    """When and how big git's index of ``root`` is (it changes whenever the tracked files do);
+    None when it cannot be told (the list is then read every time)."""
+    git = root / ".git"
+    try:
+        if git.is_file():  # a worktree: "gitdir: <path>"
+            line = git.read_text(encoding="utf-8", errors="replace").strip()
+            if not line.startswith("gitdir:"):
+                return None
+            git = (root / line[len("gitdir:") :].strip()).resolve()
+        st = (git / "index").stat()
+    except OSError:
+        return None
+    return (st.st_mtime_ns, st.st_size)
+
+
+def project_index(root: Path) -> FileIndex:
+    """The files git tracks in ``root``, listed again only when git's index has changed (a
+    warm process meets the same project at every prompt and turn; its index keeps what each
+    text names)."""
+    key = str(root)
+    stamp = _index_stamp(root)
+    with _indexes_lock:
+        hit = _indexes.get(key)
+        if stamp is not None and hit is not None and hit[0] == stamp:
+            return hit[1]
+    index = FileIndex.of_project(root)
+    with _indexes_lock:
+        _indexes[key] = (stamp, index)
+    return index
 
 
 def tracked_files(root: str | Path) -> list[str]:

@@ -226,3 +226,18 @@ def test_each_capture_extracts_only_the_turns_a_new_message_can_change(
     )
     assert "Always run `ruff check .` and `pytest -q` before committing" in texts
     assert "tenacity" in texts  # the recommendation agreed in the next turn
+
+
+def test_a_projects_file_index_is_kept_until_git_changes_it(project: Path) -> None:
+    """The file list a warm process reuses is read again once git's index changes, and what
+    a text names is the same counted once or from the kept counts."""
+    from predictive.mentions import count, count_modules, project_index
+
+    first = project_index(project)
+    assert project_index(project) is first
+    texts = ["Edit src/client.py and `client` there.", "see src/client.py", "nothing"]
+    once = count(texts, first) + count_modules(texts, first)
+    assert first.named(texts) == once == first.named(texts) and once["src/client.py"] > 2
+    GitRepo(project).commit("Add the server", {"src/server.py": "x = 1\n"})
+    again = project_index(project)
+    assert again is not first and again.resolve("server.py") == ["src/server.py"]

@@ -10,7 +10,6 @@ so that a transcript that shows it again is read without it.
 from __future__ import annotations
 
 import contextlib
-import threading
 import time
 from dataclasses import dataclass
 from functools import lru_cache
@@ -18,7 +17,7 @@ from pathlib import Path
 
 from predictive.compress import fill_levels
 from predictive.engine import mention_strength
-from predictive.mentions import FileIndex, count_modules
+from predictive.mentions import FileIndex, count_modules, project_index
 from predictive.mentions import count as count_mentions
 from predictive.operations.errors import ArgumentError
 from predictive.operations.results import Result
@@ -54,7 +53,6 @@ BRIEF_KINDS = (Kind.DECISION, Kind.CONVENTION, Kind.PREFERENCE, Kind.WORKFLOW)
 LOCAL_ANCHORS = frozenset(
     {AnchorType.FILE, AnchorType.GLOB, AnchorType.SYMBOL, AnchorType.MODULE, AnchorType.ERROR}
 )
-FILE_INDEX_SECONDS = 60.0  # how long a project's list of files is reused
 CHATTER = frozenset(
     "please continue thanks thank okay sure great good nice proceed again lets just ahead "
     "yes yeah yep also then now next more some thing things that this".split()
@@ -108,22 +106,9 @@ class PromptAnswer(Result):
         return [i.memory_id for i in self.items if i.memory_id is not None]
 
 
-_files_lock = threading.Lock()
-_file_indexes: dict[str, tuple[float, FileIndex]] = {}
-
-
 def project_files(root: Path) -> FileIndex:
-    """The files git tracks in ``root``, listed again at most once a minute."""
-    key = str(root)
-    now = time.monotonic()
-    with _files_lock:
-        hit = _file_indexes.get(key)
-        if hit is not None and now - hit[0] < FILE_INDEX_SECONDS:
-            return hit[1]
-    index = FileIndex.of_project(root)
-    with _files_lock:
-        _file_indexes[key] = (now, index)
-    return index
+    """The files git tracks in ``root`` (listed again when git's index changes)."""
+    return project_index(root)
 
 
 def named_files(text: str, root: Path) -> list[str]:
