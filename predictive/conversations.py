@@ -15,6 +15,7 @@ Every memory keeps its provenance (tool, session, message index) and the files t
 
 from __future__ import annotations
 
+import hashlib
 import re
 from collections import Counter
 from collections.abc import Sequence
@@ -555,8 +556,24 @@ _FILLER = frozenset(
 """Words of talk, not of subject: never a conversation's topic."""
 
 
-def _topic_words(text: str) -> set[str]:
-    """The candidate topic words of one message's prose (no code, tool output, paths, URLs)."""
+_TOPICS_KEPT = 20_000
+_topics: dict[bytes, frozenset[str]] = {}
+
+
+def _topic_words(text: str) -> frozenset[str]:
+    """The candidate topic words of one message's prose (no code, tool output, paths, URLs);
+    kept by the text's digest (a conversation summarised again at every turn reads its new
+    messages only)."""
+    key = hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
+    words = _topics.get(key)
+    if words is None:
+        if len(_topics) >= _TOPICS_KEPT:
+            _topics.clear()
+        words = _topics[key] = frozenset(_read_topic_words(text))
+    return words
+
+
+def _read_topic_words(text: str) -> set[str]:
     out: set[str] = set()
     for line in _FENCE.sub(" ", text).split("\n"):
         if is_tool_output(line):
