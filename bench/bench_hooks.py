@@ -374,7 +374,10 @@ def latency_only(ws: Path, a: argparse.Namespace, convs: list[Any]) -> int:
     ``--latency`` prompts of the set, evenly spread, through the real command."""
     from bench.bench_devset import ingest
 
+    from predictive.session import ProjectSession
+
     store, _ = ingest(ws, a.set, a.embedder, False)
+    ProjectSession(ws, store, owns_store=False).fill_levels()  # as a prepared store has them
     store.close()
     db = CACHE_DIR / f"devset-store-{a.set}-{a.embedder}" / "memory.db"
     prompts = [m.text for c in convs for m in c.messages if m.role == "user" and m.text.strip()]
