@@ -373,7 +373,6 @@ def latency_only(ws: Path, a: argparse.Namespace, convs: list[Any]) -> int:
     """The warm ``UserPromptSubmit`` over the whole set's store (every conversation learned):
     ``--latency`` prompts of the set, evenly spread, through the real command."""
     from bench.bench_devset import ingest
-
     from predictive.session import ProjectSession
 
     store, _ = ingest(ws, a.set, a.embedder, False)
