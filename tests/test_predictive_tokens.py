@@ -147,14 +147,14 @@ def test_counts_of_short_strings_are_cached() -> None:
 
 def test_encoding_is_loaded_once_across_threads(monkeypatch: pytest.MonkeyPatch) -> None:
     calls = []
-    real = bpe_openai.get_encoding
+    real = tokens._load_encoding
 
-    def counting(name: str):  # type: ignore[no-untyped-def]
-        calls.append(name)
-        return real(name)
+    def counting() -> tokens.Encoder:
+        calls.append(ENCODING)
+        return real()
 
     monkeypatch.setattr(tokens, "_encoding", None)
-    monkeypatch.setattr(bpe_openai, "get_encoding", counting)
+    monkeypatch.setattr(tokens, "_load_encoding", counting)
     tokens._count_cached.cache_clear()
     results: list[int] = []
     barrier = threading.Barrier(8)
@@ -265,3 +265,41 @@ def test_text_without_word_breaks_is_scanned_a_bounded_number_of_times(
     assert tokens._count_chunked(text) > 0
     assert cut.scanned <= 3 * len(text)  # linear: each stretch is looked at a few times at most
     assert max(encoded) <= tokens._CHUNK_CHARS + tokens._SCAN_CHARS
+
+
+def test_the_rust_tokenizer_is_used_without_the_package_vocabularies() -> None:
+    """Counting goes straight to the Rust extension (the package's import reads three whole
+    vocabularies into Python); its tokens and byte lengths are the package encoding's."""
+    enc = tokens.RustEncoding.load()
+    texts = [
+        "hello world",
+        "日本語のテキスト 😀👩‍💻",
+        "def f(x):\n    return x+1",
+        "<|endoftext|> x",
+        "é" * 300,
+    ]
+    for text in texts:
+        ids = enc.encode_ordinary(text)
+        assert ids == ENC.encode_ordinary(text)
+        assert enc.byte_lengths(ids) == [len(b) for b in ENC.decode_tokens_bytes(ids)]
+    assert sum(enc.byte_lengths(enc.encode_ordinary(texts[1]))) == len(texts[1].encode())
+    with pytest.raises(ValueError):
+        enc.encode_ordinary("a" * 1_000_000)
+
+
+def test_counting_in_a_new_process_does_not_import_the_package() -> None:
+    import json
+    import subprocess
+    import sys
+
+    code = (
+        "import json, sys; from predictive.tokens import count_tokens, truncate_to_tokens; "
+        "print(json.dumps([count_tokens('hello world'), "
+        "truncate_to_tokens('hello world ' * 50, 5), 'bpe_openai' in sys.modules]))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert json.loads(out.stdout) == [
+        len(ENC.encode_ordinary("hello world")),
+        truncate_to_tokens("hello world " * 50, 5),
+        False,
+    ]
