@@ -622,9 +622,8 @@ class MemoryStore:
             return set()
         f = MemoryFilter(**{**filters.__dict__, "ids": list(candidates)})
         where, params = f.sql()
-        return {
-            r[0] for r in self.conn.execute(f"SELECT m.id FROM memories m WHERE {where}", params)
-        }
+        sql = f"SELECT m.id FROM memories m INDEXED BY memories_lookup WHERE {where}"
+        return {r[0] for r in self.conn.execute(sql, params)}
 
     def anchor_matches(
         self,
@@ -644,14 +643,14 @@ class MemoryStore:
             "json_extract(value, '$[1]') FROM json_each(?)) "
             "SELECT a.memory_id, a.type, a.value FROM wanted w "
             "JOIN anchors a ON a.type = w.type AND a.value = w.value "
-            f"JOIN memories m ON m.id = a.memory_id {archived} "
+            f"JOIN memories m INDEXED BY memories_lookup ON m.id = a.memory_id {archived} "
             "ORDER BY m.created_at DESC, m.id DESC",
             (pairs,),
         )
         out: dict[int, list[Anchor]] = {}
         for mid, t, v in rows:
             if mid not in out and len(out) >= limit:
-                continue
+                break  # a memory's rows are adjacent in this order: the rest are all beyond
             out.setdefault(mid, []).append(Anchor(AnchorType(t), v))
         return out
 

@@ -420,4 +420,12 @@ CREATE TABLE staleness(
 CREATE INDEX staleness_verdict ON staleness(verdict, head);
 """
 
-MIGRATIONS: list[str] = [_V1, _V2, _V3, _V4, _V5, _V6, _V7, _V8, _V9, _V10]
+# v11: what filters and recency orderings read of a memory, in an index of its own. Looking many
+# memories up by id (every match of a common anchor, the rows a search filters) otherwise reads
+# each one's whole row; at 100k memories those no longer stay in SQLite's page cache. Queries
+# name it (INDEXED BY): the planner always prefers the table's own key for id lookups.
+_V11 = """
+CREATE INDEX memories_lookup ON memories(id, archived, created_at, valid_from, valid_to);
+"""
+
+MIGRATIONS: list[str] = [_V1, _V2, _V3, _V4, _V5, _V6, _V7, _V8, _V9, _V10, _V11]

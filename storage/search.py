@@ -155,7 +155,8 @@ def _best_ranked(
             store.conn.execute(
                 f"SELECT f.rowid, -f.s, ({where}) FROM (SELECT rowid, {rank} AS s "
                 f"FROM memories_fts WHERE memories_fts MATCH ? ORDER BY s LIMIT ?) f "
-                f"JOIN memories m ON m.id = f.rowid ORDER BY f.s, f.rowid",
+                f"JOIN memories m INDEXED BY memories_lookup ON m.id = f.rowid "
+                f"ORDER BY f.s, f.rowid",
                 [*params, match, read],
             )
         )

@@ -908,6 +908,11 @@ def test_anchor_matches(store: MemoryStore, add: AddFn) -> None:
     assert set(found[a]) == {f, sym} and found[b] == [f]
     assert list(store.anchor_matches([sym], include_archived=True)) == [c, a]
     assert list(store.anchor_matches([f, sym], limit=1)) == [b]
+    # the last memory kept keeps every anchor it matched
+    two = store.anchor_matches([f, sym], limit=2, include_archived=True)
+    assert list(two) == [c, b] and two[b] == [f]
+    three = store.anchor_matches([f, sym], limit=3, include_archived=True)
+    assert list(three) == [c, b, a] and set(three[a]) == {f, sym}
     assert store.anchor_matches([]) == {}
 
 
