@@ -167,3 +167,26 @@ def test_missing_default_model_packages_raise_model_unavailable(
     monkeypatch.setattr(emb, "_package_dir", lambda name: Path("/nonexistent") / name)
     with pytest.raises(ModelUnavailable, match="missing"):
         emb.default_model_files()
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/self/status"), reason="reads RSS from /proc")
+def test_loading_the_model_hands_its_freed_heap_back() -> None:
+    """What the model's load freed (its parsed file, the int8 weights folded into float32) is
+    returned to the system at once, not kept by the allocator for the life of the process."""
+    import subprocess
+    import sys
+
+    code = (
+        "from storage.embeddings import load_embedder, release_freed_heap\n"
+        "def rss():\n"
+        "    for line in open('/proc/self/status'):\n"
+        "        if line.startswith('VmRSS'):\n"
+        "            return int(line.split()[1]) // 1024\n"
+        "load_embedder().embed(['hello'])\n"
+        "before = rss()\n"
+        "print(release_freed_heap(), before - rss())\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    trimmed, released_mb = out.stdout.split()
+    assert trimmed == "True"
+    assert int(released_mb) < 15  # ~60 MB when the load does not release it itself
