@@ -622,8 +622,10 @@ class MemoryStore:
             return set()
         f = MemoryFilter(**{**filters.__dict__, "ids": list(candidates)})
         where, params = f.sql()
-        sql = f"SELECT m.id FROM memories m INDEXED BY memories_lookup WHERE {where}"
-        return {r[0] for r in self.conn.execute(sql, params)}
+        # kinds, scopes and source are read from the row itself; the rest from the index
+        narrow = not (filters.kinds or filters.scopes or filters.source is not None)
+        table = "memories m INDEXED BY memories_lookup" if narrow else "memories m"
+        return {r[0] for r in self.conn.execute(f"SELECT m.id FROM {table} WHERE {where}", params)}
 
     def anchor_matches(
         self,
