@@ -110,6 +110,11 @@ COMMIT_TIES = frozenset({"file", "paired", "error", "branch", "session"})
 SESSION_COMMIT = 0.8  # a conversation's commit, against the conversation's tie
 NAMED_RELEVANCE = 0.5
 ABOUT_FILE = 0.6  # a conversation tied this strongly is about the file (see mention_strength)
+MENTION_LINES = 2.0
+"""How much the number of lines that name a file counts in a conversation's tie to it, against
+the conversation's length (see :func:`mention_strength`): a conversation that names the file on
+more lines ranks first even when it is much longer. Chosen on gryag (1.0 → 2.0: file-open
+prefetch@5 0.801 → 0.875; 3.0 the same), checked on twat-search (0.920 → 0.949, @10 0.988)."""
 GLOB_BASE = 0.7  # a glob naming no folder (every file of a language) …
 GLOB_PER_FOLDER = 0.15  # … and each folder it names
 RULE_TOPIC_BONUS = 0.15
@@ -215,7 +220,7 @@ def mention_strength(m: Memory, path: str) -> float:
     length = chars if isinstance(chars, int | float) and chars > 0 else 1000
     title = str(meta.get("sessionTitle") or meta.get("session") or "").lower()
     stem = [t for t in re.split(r"[_\-.\s]+", Path(path).stem.lower()) if len(t) > 1]
-    x = math.log1p(n) - 0.2 * math.log(max(length, 1000) / 1000)
+    x = MENTION_LINES * math.log1p(n) - 0.2 * math.log(max(length, 1000) / 1000)
     if stem and all(t in title for t in stem):
         x += 0.5
     return max(0.3, min(1.0, 0.35 + 0.2 * x))

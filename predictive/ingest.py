@@ -61,6 +61,15 @@ FIRST_RUN_SOURCES = ("git", "adr", "rules", "shared")
 TOOLS = ("cursor", "specstory", "copilot", "claude", "codex")
 BATCH = 64
 USER_MENTION_WEIGHT = 3
+OUTPUT_MENTION_WEIGHT = 0.2
+"""What a line of tool output (a stack frame, a test report) naming a file counts for a
+conversation that never talks about that file: it ties the conversation to the file, ..."""
+OUTPUT_MENTION_CAP = 0.8
+"""... always below one line that talks about it, however many frames name it. Both chosen on
+gryag (file-open prefetch: two cases whose earlier session named the file only in tracebacks),
+checked on twat-search (unchanged); adding output lines to files a conversation also talks
+about lost there (long sessions that ran a linter over every file rose above the ones that
+discussed it: prefetch@5 0.949 → 0.899)."""
 GIT_FORMAT = "2"
 """How commits are stored: "2" = subject and meaningful body, noise left out. A store whose
 git state has an older format re-reads the history once and rewrites what it holds."""
@@ -544,6 +553,9 @@ class _Run:
         mentions = self._files.named(said)
         for path, n in self._files.named(asked).items():
             mentions[path] += USER_MENTION_WEIGHT * n
+        for path, n in count_mentions([*said, *asked], self._files, in_output=True).items():
+            if path not in mentions:
+                mentions[path] = min(OUTPUT_MENTION_WEIGHT * n, OUTPUT_MENTION_CAP)  # type: ignore[assignment]
         new = session_unit(conv, summary, mentions)
         old = self.store.find_by_source(new.source, conv.external_id)
         result = self.store.add(new)

@@ -164,15 +164,16 @@ def tracked_files(root: str | Path) -> list[str]:
     return [n for n in out.stdout.decode("utf-8", "replace").split("\0")[:MAX_FILES] if n]
 
 
-def count(texts: Iterable[str], files: FileIndex) -> Counter[str]:
+def count(texts: Iterable[str], files: FileIndex, *, in_output: bool = False) -> Counter[str]:
     """On how many lines of ``texts`` each project file is talked about (lines of tool
-    output do not count; a line naming a file twice counts once)."""
+    output do not count; a line naming a file twice counts once). ``in_output``: count only
+    the lines of tool output instead (a file a stack frame or a test report names)."""
     counts: Counter[str] = Counter()
     if not files.by_name:
         return counts
     for text in texts:
         for line in text.split("\n"):
-            if "." not in line or is_tool_output(line):
+            if "." not in line or is_tool_output(line) != in_output:
                 continue
             named: set[str] = set()
             for m in _FILE_TOKEN.finditer(line):

@@ -5,10 +5,14 @@ from __future__ import annotations
 
 import json
 import subprocess
+from collections import Counter
 from pathlib import Path
 
 import pytest
 
+from predictive.conversations import session_unit
+from predictive.engine import mention_strength
+from predictive.ingest import OUTPUT_MENTION_WEIGHT
 from predictive.ingest import run as ingest
 from predictive.mentions import FileIndex, count, count_modules
 from predictive.retrieval import find
@@ -224,6 +228,7 @@ def test_file_mentions_resolve_base_names_and_paths() -> None:
         "FAILED tests/test_cli.py::test_main"
     )
     assert count([talk, tool_output], files) == {"src/a/cli.py": 2, "README.md": 1}
+    assert count([talk, tool_output], files, in_output=True) == {"src/a/cli.py": 6}
 
 
 def test_modules_named_as_code_resolve_to_their_files() -> None:
@@ -263,6 +268,46 @@ def test_a_conversation_counts_the_files_its_reasoning_names(
         str(r[0]) for r in store.conn.execute("SELECT text FROM messages").fetchall()
     )
     assert "I should open" not in stored and "sk-live" not in stored
+
+
+def test_a_file_named_only_in_tool_output_ties_a_conversation_weakly(
+    tmp_path: Path, store: MemoryStore
+) -> None:
+    root = _project(tmp_path)
+    frames = "".join(f'  File "src/app/cli.py", line {n}, in main\n' for n in range(1, 4))
+    (root / ".specstory" / "history" / "2025-03-06_10-00-the-failing-run.md").write_text(
+        "## The failing run (06/03/2025, 10:00:00)\n\n_**User**_\n\nIt fails:\n\n"
+        f"Traceback (most recent call last):\n{frames}ValueError: boom\n\n---\n\n"
+        "_**Assistant**_\n\nThe limit was off by one; CHANGELOG.md now says so.\n"
+    )
+    ingest(store, root=root, options={"sources": ["all"]})
+    m = store.find_by_source("chat:specstory", "2025-03-06_10-00-the-failing-run")
+    assert m is not None
+    mentions = m.metadata["mentions"]
+    assert mentions["src/app/cli.py"] == pytest.approx(3 * OUTPUT_MENTION_WEIGHT)
+    assert mentions["src/app/cli.py"] < mentions["CHANGELOG.md"] == 1
+    assert "file:src/app/cli.py" in [str(a) for a in m.anchors]
+
+
+def test_a_conversation_that_names_a_file_on_more_lines_is_tied_more_strongly(
+    store: MemoryStore,
+) -> None:
+    from storage.sources.records import ChatMessage, Conversation
+
+    def tie(lines: int, chars: int) -> float:
+        conv = Conversation(
+            tool="claude",
+            external_id=f"c{lines}-{chars}",
+            messages=(ChatMessage(0, "assistant", "x" * chars),),
+            started_at=1_700_000_000.0,
+        )
+        added = store.add(session_unit(conv, "", Counter({"src/app/cli.py": lines})))
+        return mention_strength(store.get_many([added.id])[0], "src/app/cli.py")
+
+    # one more line naming the file outweighs a conversation ten times as long
+    assert tie(2, 20_000) > tie(1, 2_000)
+    assert tie(3, 2_000) > tie(2, 2_000) > tie(1, 2_000)
+    assert tie(1, 20_000) > tie(0, 2_000)
 
 
 def test_search_rejects_bad_input(store: MemoryStore) -> None:
