@@ -554,7 +554,7 @@ class _Run:
         mentions = self._files.named(said)
         for path, n in self._files.named(asked).items():
             mentions[path] += USER_MENTION_WEIGHT * n
-        for path, n in count_mentions([*said, *asked], self._files, in_output=True).items():
+        for path, n in self._files.named([*said, *asked], in_output=True).items():
             if path not in mentions:
                 mentions[path] = min(OUTPUT_MENTION_WEIGHT * n, OUTPUT_MENTION_CAP)  # type: ignore[assignment]
         new = session_unit(conv, summary, mentions)

@@ -57,6 +57,7 @@ class FileIndex:
         self.by_name: dict[str, list[str]] = defaultdict(list)
         self.by_stem: dict[str, list[str]] = defaultdict(list)
         self._named: dict[bytes, Counter[str]] = {}
+        self._in_output: dict[bytes, Counter[str]] = {}
         for p in paths:
             pp = PurePosixPath(p)
             self.by_name[pp.name.lower()].append(p)
@@ -96,18 +97,23 @@ class FileIndex:
         """The files git tracks under ``root`` (empty outside a repository)."""
         return cls(tracked_files(root))
 
-    def named(self, texts: Iterable[str]) -> Counter[str]:
+    def named(self, texts: Iterable[str], *, in_output: bool = False) -> Counter[str]:
         """:func:`count` plus :func:`count_modules` of ``texts``, each text's counted once
-        and kept (a conversation read again at every turn counts its new messages only)."""
+        and kept (a conversation read again at every turn counts its new messages only).
+        ``in_output``: the files its lines of tool output name instead (``count`` only)."""
+        cache = self._in_output if in_output else self._named
         total: Counter[str] = Counter()
         for text in texts:
             key = hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
-            counts = self._named.get(key)
+            counts = cache.get(key)
             if counts is None:
-                counts = count([text], self) + count_modules([text], self)
-                if len(self._named) >= MAX_TEXTS:
-                    self._named.clear()
-                self._named[key] = counts
+                if in_output:
+                    counts = count([text], self, in_output=True)
+                else:
+                    counts = count([text], self) + count_modules([text], self)
+                if len(cache) >= MAX_TEXTS:
+                    cache.clear()
+                cache[key] = counts
             total.update(counts)
         return total
 

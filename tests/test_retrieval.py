@@ -229,6 +229,8 @@ def test_file_mentions_resolve_base_names_and_paths() -> None:
     )
     assert count([talk, tool_output], files) == {"src/a/cli.py": 2, "README.md": 1}
     assert count([talk, tool_output], files, in_output=True) == {"src/a/cli.py": 6}
+    assert files.named([talk, tool_output], in_output=True) == {"src/a/cli.py": 6}
+    assert files.named([talk, tool_output]) == {"src/a/cli.py": 2, "README.md": 1}
 
 
 def test_modules_named_as_code_resolve_to_their_files() -> None:
