@@ -111,10 +111,13 @@ SESSION_COMMIT = 0.8  # a conversation's commit, against the conversation's tie
 NAMED_RELEVANCE = 0.5
 ABOUT_FILE = 0.6  # a conversation tied this strongly is about the file (see mention_strength)
 MENTION_LINES = 2.0
-"""How much the number of lines that name a file counts in a conversation's tie to it, against
-the conversation's length (see :func:`mention_strength`): a conversation that names the file on
-more lines ranks first even when it is much longer. Chosen on gryag (1.0 → 2.0: file-open
-prefetch@5 0.801 → 0.875; 3.0 the same), checked on twat-search (0.920 → 0.949, @10 0.988)."""
+"""How much the number of lines that name a file counts, against the conversation's length, in
+the tie that ranks a conversation for an open file (see :func:`mention_strength`): one that
+names the file on more lines ranks first even when it is much longer. Whether a conversation
+is about the file (:data:`ABOUT_FILE`, what is shown of it) keeps weight 1: with 2 there too,
+context-gold on twat-search fell 0.83 → 0.78 with one must-not item. Chosen on gryag (file-open
+prefetch@5 0.801 → 0.871 with the tool-output ties of ingest; 3.0 the same), checked on
+twat-search (0.920 → 0.949, @10 0.988)."""
 GLOB_BASE = 0.7  # a glob naming no folder (every file of a language) …
 GLOB_PER_FOLDER = 0.15  # … and each folder it names
 RULE_TOPIC_BONUS = 0.15
@@ -206,10 +209,11 @@ class AssembledContext:
         } | ({"learning": self.learning.to_dict()} if self.learning is not None else {})
 
 
-def mention_strength(m: Memory, path: str) -> float:
+def mention_strength(m: Memory, path: str, per_line: float = 1.0) -> float:
     """How strongly a memory that counts its mentions of files (a conversation) is tied to
     ``path``: more (weighted) mentions, fewer for a longer conversation, more when its title
-    names the file; 1.0 for a memory that does not count mentions."""
+    names the file; 1.0 for a memory that does not count mentions. ``per_line`` weighs the
+    number of lines against the length (the file-open ranking uses :data:`MENTION_LINES`)."""
     meta = m.metadata if isinstance(m.metadata, dict) else {}
     mentions = meta.get("mentions")
     if not isinstance(mentions, dict):
@@ -220,7 +224,7 @@ def mention_strength(m: Memory, path: str) -> float:
     length = chars if isinstance(chars, int | float) and chars > 0 else 1000
     title = str(meta.get("sessionTitle") or meta.get("session") or "").lower()
     stem = [t for t in re.split(r"[_\-.\s]+", Path(path).stem.lower()) if len(t) > 1]
-    x = MENTION_LINES * math.log1p(n) - 0.2 * math.log(max(length, 1000) / 1000)
+    x = per_line * math.log1p(n) - 0.2 * math.log(max(length, 1000) / 1000)
     if stem and all(t in title for t in stem):
         x += 0.5
     return max(0.3, min(1.0, 0.35 + 0.2 * x))
@@ -519,7 +523,7 @@ class ContextEngine:
                     why = anchors.get(a, "tag")
                     weight = ANCHOR_WEIGHTS.get(why, 0.5)
                     if a.type is AnchorType.FILE:
-                        weight *= mention_strength(mems[mid], a.value)
+                        weight *= mention_strength(mems[mid], a.value, MENTION_LINES)
                     add(mems[mid], weight, why)
 
         if query.strip():

@@ -67,7 +67,7 @@ conversation that never talks about that file: the conversation is still tied to
 OUTPUT_MENTION_CAP = 0.8
 """The most such lines count together: less than one line that talks about the file, however
 many frames name it. Both chosen on gryag (file-open prefetch: two cases whose earlier session
-named the file only in tracebacks; @5 / @10 0.875 / 0.900 → 0.925 / 1.000), checked on
+named the file only in tracebacks; @5 / @10 0.821 / 0.900 → 0.871 / 1.000), checked on
 twat-search (unchanged, 0.949 / 0.988). Adding output lines to files a conversation also talks
 about lost there (long sessions that ran a linter over every file rose above the ones that
 discussed it: 0.949 → 0.899 at 5 items)."""

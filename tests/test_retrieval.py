@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from predictive.conversations import session_unit
-from predictive.engine import mention_strength
+from predictive.engine import MENTION_LINES, mention_strength
 from predictive.ingest import OUTPUT_MENTION_WEIGHT
 from predictive.ingest import run as ingest
 from predictive.mentions import FileIndex, count, count_modules
@@ -304,7 +304,7 @@ def test_a_conversation_that_names_a_file_on_more_lines_is_tied_more_strongly(
             started_at=1_700_000_000.0,
         )
         added = store.add(session_unit(conv, "", Counter({"src/app/cli.py": lines})))
-        return mention_strength(store.get_many([added.id])[0], "src/app/cli.py")
+        return mention_strength(store.get_many([added.id])[0], "src/app/cli.py", MENTION_LINES)
 
     # one more line naming the file outweighs a conversation ten times as long
     assert tie(2, 20_000) > tie(1, 2_000)
