@@ -102,11 +102,17 @@ def generation(conn: Any) -> int:
     return int(row[0]) if row else 0
 
 
-def _message_metadata(m: Any) -> dict[str, Any]:
+def _message_metadata(m: Any, *, clean: bool) -> dict[str, Any]:
+    """A message's metadata with its code blocks and files; code is redacted (unless
+    ``clean``: redacted already) before it is cut, so no secret is cut short of its pattern."""
     meta: dict[str, Any] = dict(m.metadata or {})
     if m.code_blocks:
         meta["codeBlocks"] = [
-            {"language": b.language, "filename": b.filename, "code": redact(b.code)[:20_000]}
+            {
+                "language": b.language,
+                "filename": b.filename,
+                "code": (b.code if clean else redact(b.code))[:20_000],
+            }
             for b in m.code_blocks
         ]
     if m.files:
@@ -114,10 +120,11 @@ def _message_metadata(m: Any) -> dict[str, Any]:
     return meta
 
 
-def _dumps(meta: dict[str, Any]) -> str:
-    """Redacted JSON text of a session's or message's metadata."""
+def _dumps(meta: dict[str, Any], *, clean: bool = False) -> str:
+    """JSON text of a session's or message's metadata, redacted unless ``clean`` (redacted
+    already)."""
     try:
-        return json.dumps(redact_value(meta), ensure_ascii=False, default=str)
+        return json.dumps(meta if clean else redact_value(meta), ensure_ascii=False, default=str)
     except (TypeError, ValueError):
         return "{}"
 
@@ -142,10 +149,12 @@ class SessionStore:
     # ---- write -----------------------------------------------------------------------------
 
     def save(self, conv: Conversation, *, summary: str | None = None) -> SaveResult:
-        """Insert or update one conversation in one transaction (texts redacted)."""
+        """Insert or update one conversation in one transaction (texts redacted: its messages
+        are redacted here unless :func:`storage.sources.records.redacted` made it)."""
         if not conv.external_id:
             raise InvalidInput("a conversation needs an external id")
         conn = self.store.conn
+        clean = conv.is_redacted
         title = redact(conv.title) if conv.title else None
         summary = redact(summary) if summary else None
         meta = dict(conv.metadata or {})
@@ -199,10 +208,10 @@ class SessionStore:
             old = dict(conn.execute("SELECT idx, text FROM messages WHERE session_id = ?", (sid,)))
             new_n = changed_n = 0
             for m in conv.messages:
-                text = redact(m.text)[:MAX_MESSAGE_CHARS].strip()
+                text = (m.text if clean else redact(m.text))[:MAX_MESSAGE_CHARS].strip()
                 if not text:
                     continue
-                meta_json = _dumps(_message_metadata(m))
+                meta_json = _dumps(_message_metadata(m, clean=clean), clean=clean)
                 if m.idx not in old:
                     mid = conn.execute(
                         "INSERT INTO messages(session_id, idx, role, text, at, metadata) "

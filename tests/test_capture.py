@@ -7,15 +7,17 @@ from __future__ import annotations
 
 import json
 import time
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
 import pytest
 from project_fixtures import GitRepo
 
+import storage.sessions
 import storage.sources.records as records
 from predictive.hook_state import load
-from predictive.ingest import run
+from predictive.ingest import learn_vectors, run
 from predictive.operations.capture import capture_transcript
 from storage import MemoryStore
 from storage.embeddings import HashingEmbedder
@@ -83,15 +85,18 @@ def test_turn_by_turn_learns_what_the_whole_transcript_teaches(
     redacted: list[str] = []
     real = records.redact
     monkeypatch.setattr(records, "redact", lambda text: redacted.append(text) or real(text))
+    monkeypatch.setattr(
+        storage.sessions, "redact", lambda text: redacted.append(text) or real(text)
+    )
     with MemoryStore(tmp_path / "live.db", embedder=HashingEmbedder()) as live:
         for end in (2, 4, 6):
             write(transcript, TURNS[:end], project, t0)
             redacted.clear()
             done = capture_transcript(live, project, "claude", SESSION, transcript)
             assert done.captured and done.reason == "learned"
-            # only the new turn's messages are redacted (and saved) again
-            said = [t for t in redacted if t in {x for _, x in TURNS}]
-            assert set(said) == {text for _, text in TURNS[end - 2 : end]}
+            # only the new turn's messages are redacted (and saved) again, each of them once
+            said = Counter(t for t in redacted if t in {x for _, x in TURNS})
+            assert said == Counter(text for _, text in TURNS[end - 2 : end])
             assert load(live, "claude", SESSION).learned.startswith(f"{end}:")
         assert capture_transcript(live, project, "claude", SESSION, transcript).reason == (
             "unchanged"
@@ -241,3 +246,56 @@ def test_a_projects_file_index_is_kept_until_git_changes_it(project: Path) -> No
     GitRepo(project).commit("Add the server", {"src/server.py": "x = 1\n"})
     again = project_index(project)
     assert again is not first and again.resolve("server.py") == ["src/server.py"]
+
+
+class RecordingEmbedder(HashingEmbedder):
+    """The test embedder, keeping every text it was given."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.seen: list[str] = []
+
+    def embed(self, texts: list[str]) -> Any:
+        self.seen.extend(texts)
+        return super().embed(texts)
+
+
+def test_a_secret_in_a_captured_turn_never_reaches_the_store_or_the_model(
+    project: Path, tmp_path: Path
+) -> None:
+    token = "ghp_" + "a1B2c3D4e5F6g7H8i9J0" * 2
+    password = "S3cr3t" + "Passw0rd42"
+    turns = [
+        *TURNS[:2],
+        ("user", f"The deploy token is {token}; put it in src/client.py."),
+        (
+            "assistant",
+            f"Done:\n```python\nTOKEN = '{token}'\nDB = 'postgres://app:{password}@db/x'\n```",
+        ),
+        ("user", f"And the database: use DB_PASSWORD={password} from now on."),
+        ("assistant", "Stored it in the environment, not in src/client.py."),
+    ]
+    transcript = tmp_path / f"{SESSION}.jsonl"
+    data = tmp_path / "data"
+    data.mkdir()
+    embedder = RecordingEmbedder()
+    with MemoryStore(data / "memory.db", embedder=embedder) as store:
+        for end in (2, 4, 6):  # turn by turn, as the hooks capture it
+            write(transcript, turns[:end], project, time.time() - 60)
+            assert capture_transcript(store, project, "claude", SESSION, transcript).captured
+        learn_vectors(store)
+        sessions = sessions_of(store)
+        (conv,) = sessions.list(tool="claude")
+        stored = [m.text for m in sessions.messages(conv.id)]
+        assert len(stored) == 6 and "[REDACTED:" in stored[2] and "[REDACTED:" in stored[3]
+        hits = store.conn.execute(
+            "SELECT count(*) FROM messages_fts WHERE messages_fts MATCH ?", ('"a1B2c3D4e5F6g7H8"',)
+        ).fetchone()[0]
+        assert hits == 0
+    assert embedder.seen  # the messages were embedded, from their redacted text
+    assert not [t for t in embedder.seen if token in t or password in t]
+    for f in data.rglob("*"):
+        if f.is_file():
+            raw = f.read_bytes()
+            assert token.encode() not in raw and password.encode() not in raw, f.name
+            assert b"a1B2c3D4e5F6g7H8" not in raw, f.name

@@ -419,3 +419,50 @@ def test_a_value_a_terminal_wrapped_anywhere_is_masked_whole(text: str, secret: 
 )
 def test_wrapped_look_alikes_are_left_alone(text: str) -> None:
     assert redact(text) == text
+
+
+# ---- triggers: a pattern is run only on text holding one of its literals --------------------
+
+
+def _every_sample() -> list[str]:
+    from test_secrets_stored import SAMPLES
+
+    texts = [t for t, _, _ in POSITIVES + MORE_FORMATS] + NEGATIVES + REFERENCES + LOOK_ALIKES
+    texts += [t for t, _ in WRAPPED] + [template.format(s) for template, s in SAMPLES.values()]
+    texts += [f"xai-{MIXED}{MIXED}", f"csk-{MIXED}", "shpat_" + "0f1e2d3c4b5a6978" * 2]
+    return texts
+
+
+def test_every_match_of_a_pattern_holds_one_of_its_triggers() -> None:
+    from storage.redact import _PATTERNS, _folded
+
+    matched = set()
+    for text in _every_sample():
+        for name, triggers, pattern, _ in _PATTERNS:
+            for m in pattern.finditer(text):
+                matched.add(name)
+                assert any(t in _folded(m.group(0)) for t in triggers), (name, m.group(0))
+    assert matched == {name for name, _, _, _ in _PATTERNS}  # the samples exercise every one
+
+
+@pytest.mark.parametrize(
+    ("text", "secret"),
+    [
+        # letters a case-insensitive pattern takes for ASCII ones: long s, dotless i, Kelvin sign
+        (f"DB_PAſSWORD={DB_PASS}", DB_PASS),
+        (f"CLIENT_\u212aEY={DB_PASS}", DB_PASS),
+        ("curl -H 'Authorization: Basıc dXNlcjpwYXNzd29yZA=='", "dXNlcjpwYXNzd29yZA"),
+        (f"TOKEN: {DB_PASS}", DB_PASS),
+    ],
+)
+def test_look_alike_letters_in_a_keyword_still_trigger_its_pattern(text: str, secret: str) -> None:
+    assert secret not in redact(text)
+
+
+def test_a_long_message_is_masked_wherever_its_secret_is() -> None:
+    filler = "Ordinary prose about the build, the tests and the release. " * 2_000
+    for at in (0, len(filler) // 2, len(filler)):
+        text = filler[:at] + f" export GITHUB_TOKEN='{DB_PASS}' and {GH_CLASSIC} " + filler[at:]
+        out = redact(text)
+        assert DB_PASS not in out and GH_CLASSIC not in out
+        assert out.count("[REDACTED:") == 2

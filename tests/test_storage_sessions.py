@@ -3,6 +3,7 @@ and the v1 → v2 migration that added them to the keyword index."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import apsw
@@ -16,7 +17,7 @@ from storage.errors import InvalidInput, NotFound
 from storage.schema import MIGRATIONS
 from storage.session_search import search_messages, search_sessions, session_first
 from storage.sessions import SessionStore
-from storage.sources.records import ChatMessage, CodeBlock, Conversation
+from storage.sources.records import ChatMessage, CodeBlock, Conversation, redacted
 
 
 def conv(external_id: str, texts: list[str], title: str | None = None, **kw) -> Conversation:
@@ -102,6 +103,32 @@ def test_secrets_are_redacted_in_messages_titles_and_code(store: MemoryStore) ->
     ).fetchone()[0]
     assert secret not in rows
     assert "REDACTED" in rows.upper()
+
+
+def test_a_redacted_conversation_changed_afterwards_is_redacted_where_it_is_stored(
+    store: MemoryStore,
+) -> None:
+    secret = "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
+    clean = redacted(conv("x", ["nothing to hide here", "nor here"]))
+    assert clean.is_redacted  # stored as it is: its messages were redacted once already
+    raw = ChatMessage(
+        2,
+        "user",
+        f"new turn with {secret}",
+        code_blocks=(CodeBlock(f"T='{secret}'", filename=f"{secret}.py"),),
+        files=(f"cfg/{secret}.txt",),
+        metadata={"note": secret},
+    )
+    changed = replace(clean, messages=(*clean.messages, raw))
+    assert not changed.is_redacted  # a copy with new messages is redacted again
+    sid = SessionStore(store).save(changed).session_id
+    stored = " ".join(
+        text + meta
+        for text, meta in store.conn.execute(
+            "SELECT text, metadata FROM messages WHERE session_id = ?", (sid,)
+        )
+    )
+    assert secret not in stored and stored.count("[REDACTED:") >= 4
 
 
 def test_bad_input_is_refused_and_writes_nothing(store: MemoryStore) -> None:

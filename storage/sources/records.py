@@ -183,6 +183,9 @@ class Conversation:
     thoughts: tuple[str, ...] = ()
     """Lines of the assistant's reasoning that name files: never stored or shown, only read
     for which files the conversation worked on."""
+    is_redacted: bool = field(default=False, init=False, repr=False, compare=False)
+    """Set by :func:`redacted` only. Not an argument, so ``dataclasses.replace`` (new messages,
+    a new title) gives a conversation that is redacted again where it is stored."""
 
 
 def without_injected(conv: Conversation) -> Conversation:
@@ -201,7 +204,8 @@ def without_injected(conv: Conversation) -> Conversation:
 def redacted(conv: Conversation) -> Conversation:
     """``conv`` with every text in it redacted (title, messages, code, file names, metadata,
     thoughts): what is derived from it (labels, summaries, topics) is derived from this, so a
-    secret cut, joined or lowercased on the way can no longer escape the patterns."""
+    secret cut, joined or lowercased on the way can no longer escape the patterns. Marked
+    (``is_redacted``), so storing it does not redact its messages a second time."""
     messages = tuple(
         replace(
             m,
@@ -215,10 +219,12 @@ def redacted(conv: Conversation) -> Conversation:
         )
         for m in conv.messages
     )
-    return replace(
+    clean = replace(
         conv,
         messages=messages,
         title=redact(conv.title) if conv.title else conv.title,
         metadata=redact_value(conv.metadata),
         thoughts=tuple(redact(t) for t in conv.thoughts),
     )
+    object.__setattr__(clean, "is_redacted", True)  # a frozen dataclass's own field
+    return clean
