@@ -179,11 +179,13 @@ def count(texts: Iterable[str], files: FileIndex, *, in_output: bool = False) ->
         return counts
     for text in texts:
         for line in text.split("\n"):
-            if "." not in line or is_tool_output(line) != in_output:
+            if "." not in line:
                 continue
             named: set[str] = set()
             for m in _FILE_TOKEN.finditer(line):
                 named.update(files.resolve(m.group(1)))
+            if named and is_tool_output(line) != in_output:  # asked only when a file is named
+                continue
             for path in named:
                 counts[path] += 1
     return counts
@@ -202,7 +204,7 @@ def count_modules(texts: Iterable[str], files: FileIndex) -> Counter[str]:
         return counts
     for text in texts:
         for line in text.split("\n"):
-            if ("`" not in line and "." not in line) or is_tool_output(line):
+            if "`" not in line and "." not in line:
                 continue
             named: set[str] = set()
             for m in _CODE_SPAN.finditer(line):
@@ -211,6 +213,8 @@ def count_modules(texts: Iterable[str], files: FileIndex) -> Counter[str]:
             for m in _DOTTED.finditer(line):
                 if path := files.resolve_module(m.group(1), bare=False):
                     named.add(path)
+            if named and is_tool_output(line):
+                continue
             for path in named:
                 counts[path] += MODULE_WEIGHT  # type: ignore[assignment]
     return counts

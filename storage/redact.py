@@ -12,17 +12,24 @@ _MASK = "[REDACTED:{}]"
 # then the generic assignment and URL-password rules.
 # Every repetition that a match may have to backtrack over is bounded ({0,100} …): an
 # unbounded one made redaction quadratic, minutes for a 30 kB line of dotted names.
-# Each pattern comes with its triggers: literals, in case-folded form, one of which every match
-# contains; a pattern none of whose triggers is in the case-folded text cannot match and is not
-# run (a substring test is ~100× cheaper than a regular expression's scan of a long message).
+# Each pattern comes with its triggers: lowercase literals one of which every match contains
+# (as :func:`_folded` writes it); a pattern none of whose triggers is in the text cannot match
+# and is not run (a substring test is ~100× cheaper than a regular expression's scan of a long
+# message). A pattern whose every match starts at most ``near`` characters before one of its
+# triggers is tried only there (:func:`_sub_near`), not at every character of the text.
 _Keep = Callable[[re.Match[str]], str]
-_PATTERNS: list[tuple[str, tuple[str, ...], re.Pattern[str], _Keep | None]] = []
+_PATTERNS: list[tuple[str, tuple[str, ...], re.Pattern[str], _Keep | None, int | None]] = []
 
 
 def _add(
-    name: str, triggers: tuple[str, ...], pattern: str, flags: int = 0, keep: _Keep | None = None
+    name: str,
+    triggers: tuple[str, ...],
+    pattern: str,
+    flags: int = 0,
+    keep: _Keep | None = None,
+    near: int | None = None,
 ) -> None:
-    _PATTERNS.append((name, triggers, re.compile(pattern, flags), keep))
+    _PATTERNS.append((name, triggers, re.compile(pattern, flags), keep, near))
 
 
 _add(
@@ -90,7 +97,7 @@ _add(
     ("_live_", "_test_", "whsec_"),
     r"\b(?:sk|rk|pk)_(?:live|test)_[A-Za-z0-9]{16,}|\bwhsec_[A-Za-z0-9]{24,}",
 )
-_add("twilio-key", ("ac", "sk"), r"\b(?:AC|SK)[0-9a-f]{32}\b")
+_add("twilio-key", ("ac", "sk"), r"\b(?:AC|SK)[0-9a-f]{32}\b", near=0)
 _add("sendgrid-key", ("sg.",), r"\bSG\.[A-Za-z0-9_\-]{16,32}\.[A-Za-z0-9_\-]{16,64}")
 _add("jwt", ("eyj",), r"\beyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}\b")
 _add("npm-token", ("npm_",), r"\bnpm_[A-Za-z0-9]{36}\b")
@@ -123,6 +130,7 @@ _add(
     r"|(\bBasic\s+)((?=[A-Za-z0-9+/]{0,200}[0-9+/=])(?=[A-Za-z0-9+/]{0,200}[A-Z])"
     r"(?=[A-Za-z0-9+/]{0,200}[a-z])[A-Za-z0-9+/]{12,}={0,2})(?![A-Za-z0-9+/=])",
     keep=lambda m: (m.group(1) or m.group(3)) + _MASK.format("token"),
+    near=len('authorization"     :     "'),
 )
 # an Azure shared access signature's sig= parameter (a URL or a connection string)
 _add(
@@ -161,6 +169,7 @@ _add(
     r"\b([a-z][a-z0-9+.\-]{0,30}://[^\s:/@]{0,256}:)([^\s@/]{1,256})(@)",
     re.IGNORECASE,
     keep=lambda m: m.group(1) + _MASK.format("password") + m.group(3),
+    near=31,  # the scheme's length
 )
 # --api-key VALUE, --token "VALUE", -p=VALUE style command-line flags
 _add(
@@ -187,6 +196,7 @@ _add(
     (\2|(?(2)(?=\s|$)))  # or cut off before its closing quote
     """,
     keep=lambda m: _assignment(m),
+    near=len("private_"),
 )
 
 
@@ -273,11 +283,46 @@ def _wrapped(text: str) -> str:
 
 
 def _folded(text: str) -> str:
-    """``text`` as the triggers are written: case-folded, with the dotless ı as i (a
-    case-insensitive pattern matches ``ı`` for ``i``, ``ſ`` for ``s``, ``K`` for ``k``;
-    case folding maps the last two)."""
-    folded = text.casefold()
-    return folded.replace("ı", "i") if "ı" in folded else folded
+    """``text`` as the triggers are written: lowercase, with the letters a case-insensitive
+    pattern takes for ``i`` and ``s`` (dotless ı, long ſ) written so (the Kelvin sign's
+    lowercase is k already). Of the same length as ``text`` unless it holds an ``İ``."""
+    folded = text.lower()
+    if not folded.isascii():
+        folded = folded.replace("ı", "i").replace("ſ", "s")
+    return folded
+
+
+def _sub_near(
+    pattern: re.Pattern[str],
+    repl: str | _Keep,
+    text: str,
+    folded: str,
+    triggers: tuple[str, ...],
+    near: int,
+) -> str:
+    """``pattern.sub(repl, text)`` for a pattern whose every match starts at most ``near``
+    characters before an occurrence of one of ``triggers`` in ``folded`` (``text`` folded,
+    character for character): the pattern is tried at those places only, left to right."""
+    starts: set[int] = set()
+    for t in triggers:
+        at = folded.find(t)
+        while at >= 0:
+            starts.update(range(max(0, at - near), at + 1))
+            at = folded.find(t, at + 1)
+    out: list[str] = []
+    done = 0
+    for start in sorted(starts):
+        if start < done:
+            continue
+        m = pattern.match(text, start)
+        if m is None:
+            continue
+        out += (text[done : m.start()], repl if isinstance(repl, str) else repl(m))
+        done = m.end()
+    if not out:
+        return text
+    out.append(text[done:])
+    return "".join(out)
 
 
 def redact(text: str) -> str:
@@ -285,13 +330,14 @@ def redact(text: str) -> str:
     if not text:
         return text
     folded = _folded(text)
-    for name, triggers, pattern, keep in _PATTERNS:
+    for name, triggers, pattern, keep, near in _PATTERNS:
         if not any(t in folded for t in triggers):
             continue
-        if keep is None:
-            masked = pattern.sub(_MASK.format(name), text)
+        repl = _MASK.format(name) if keep is None else _skip_masked(keep)
+        if near is None or len(folded) != len(text):
+            masked = pattern.sub(repl, text)
         else:
-            masked = pattern.sub(_skip_masked(keep), text)
+            masked = _sub_near(pattern, repl, text, folded, triggers, near)
         if masked != text:
             text, folded = masked, _folded(masked)
     if "aws" in folded or "secret" in folded:
@@ -299,7 +345,7 @@ def redact(text: str) -> str:
     return _wrapped(text)
 
 
-KINDS: tuple[str, ...] = (*(name for name, _, _, _ in _PATTERNS), "aws-secret-key")
+KINDS: tuple[str, ...] = (*(name for name, *_ in _PATTERNS), "aws-secret-key")
 """The names of every kind of secret that :func:`redact` recognises."""
 
 

@@ -8,6 +8,7 @@ from datetime import datetime, timezone
 
 _WS = re.compile(r"\s+")
 _IDENT = re.compile(r"[A-Za-z][A-Za-z0-9]*(?:[_\-./][A-Za-z0-9]+)*")
+_IDENT_SEPARATOR = re.compile(r"[_\-./]")
 _CAMEL = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+")
 _WORD = re.compile(r"\w+", re.UNICODE)
 
@@ -33,7 +34,9 @@ def identifier_terms(text: str) -> str:
     """Split camelCase identifiers into words so ``refreshToken`` matches "refresh token"."""
     out: list[str] = []
     for ident in _IDENT.findall(text):
-        for part in re.split(r"[_\-./]", ident):
+        for part in _IDENT_SEPARATOR.split(ident):
+            if part.isalpha() and (part.islower() or part.isupper()):
+                continue  # one word: nothing to split
             pieces = _CAMEL.findall(part)
             if len(pieces) > 1:
                 out.extend(p.lower() for p in pieces)

@@ -433,16 +433,35 @@ def _every_sample() -> list[str]:
     return texts
 
 
-def test_every_match_of_a_pattern_holds_one_of_its_triggers() -> None:
+def test_every_match_of_a_pattern_holds_one_of_its_triggers_where_it_says() -> None:
     from storage.redact import _PATTERNS, _folded
 
     matched = set()
     for text in _every_sample():
-        for name, triggers, pattern, _ in _PATTERNS:
+        folded = _folded(text)
+        for name, triggers, pattern, _, near in _PATTERNS:
             for m in pattern.finditer(text):
                 matched.add(name)
                 assert any(t in _folded(m.group(0)) for t in triggers), (name, m.group(0))
-    assert matched == {name for name, _, _, _ in _PATTERNS}  # the samples exercise every one
+                if near is not None:  # it starts at most `near` characters before a trigger
+                    window = folded[m.start() : m.start() + near + max(map(len, triggers))]
+                    assert any(window.find(t) in range(near + 1) for t in triggers), name
+    assert matched == {name for name, *_ in _PATTERNS}  # the samples exercise every one
+
+
+def test_trying_a_pattern_near_its_triggers_masks_what_trying_it_everywhere_masks() -> None:
+    from storage.redact import _PATTERNS, _folded, _sub_near
+
+    filler = "a key, a token and basic auth over https://example.com, back on track. " * 40
+    texts = _every_sample()
+    texts += [filler + t + filler + t for t in texts[:40]]
+    near_ones = [(n, tr, p, near) for n, tr, p, _, near in _PATTERNS if near is not None]
+    assert {n for n, *_ in near_ones} >= {"assignment", "url-password", "basic-auth"}
+    for text in texts:
+        for name, triggers, pattern, near in near_ones:
+            mask = f"<{name}>"
+            expected = pattern.sub(mask, text)
+            assert _sub_near(pattern, mask, text, _folded(text), triggers, near) == expected
 
 
 @pytest.mark.parametrize(
