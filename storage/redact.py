@@ -325,11 +325,26 @@ def _sub_near(
     return "".join(out)
 
 
+_ANY_TRIGGER = re.compile(
+    "|".join(
+        re.escape(t)
+        for t in sorted({t for _, ts, *_ in _PATTERNS for t in ts} | {"aws"}, key=len, reverse=True)
+    )
+)
+"""Any pattern's trigger (or the bare AWS secret's context): one scan that tells most short
+texts (anchors, names, metadata) at once that they hold nothing to mask."""
+_SHORT = 2_000
+"""Texts up to this length are scanned for any trigger first; a longer one nearly always has
+one, and testing each pattern's triggers costs it less than one more scan."""
+
+
 def redact(text: str) -> str:
     """Return ``text`` with every recognised secret replaced by a ``[REDACTED:kind]`` mask."""
     if not text:
         return text
     folded = _folded(text)
+    if len(text) <= _SHORT and not _ANY_TRIGGER.search(folded):
+        return _wrapped(text)
     for name, triggers, pattern, keep, near in _PATTERNS:
         if not any(t in folded for t in triggers):
             continue
