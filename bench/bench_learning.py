@@ -2,15 +2,23 @@
 older checkout, one after the other on one machine.
 
     python -m bench.bench_learning [--project DIR ...] [--devset NAME ...] [--before DIR]
+                                   [--commits N ...] [--chat-scale K ...]
                                    [--embedder real|hashing] [--passages N]
 
 Each project (a dev set's workspace, built as ``bench_devset`` builds it, or any git folder)
 is ingested by ``living-memory ingest --json`` in a subprocess with a fresh store, for this
 code and, with ``--before``, for the code of another checkout (``git worktree add DIR REV``).
+``--commits N`` adds a generated history of N commits (``bench_ingest``'s project: three files
+a commit, the decision records of ``tests/data/adr``, one rule file of every kind);
+``--chat-scale K`` adds the dev set's workspace with its SpecStory conversations copied K
+times (each copy its own file, title and first line; the git history as it is): the dev set's
+shape at K times its chat volume.
 Reported per run: time to searchable (text and keyword index committed: the summary's
 ``searchableSeconds``; an older ingest that embedded inline is searchable only at its end),
 time to fully embedded (the process exits with no memory or passage left without a vector),
-peak RSS of the process (``wait4``), memories/s to searchable, passages/s to fully embedded.
+the process's CPU time (user + system, ``wait4``) beside them — on a shared machine the wall
+times stretch with the load, CPU time much less —, peak RSS of the process, memories/s to
+searchable, passages/s to fully embedded, and the load average before and after.
 
 ``--passages N`` also times the embedding model alone on N real passages of the first project
 (each checkout's embedder in its own process): texts/s and peak RSS.
@@ -21,6 +29,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -48,9 +57,9 @@ print(json.dumps({"texts": len(texts), "seconds": time.perf_counter() - t0}))
 """
 
 
-def _run(code: Path, args: list[str], env: dict[str, str]) -> tuple[float, int, str, str]:
+def _run(code: Path, args: list[str], env: dict[str, str]) -> tuple[float, int, str, str, float]:
     """Run ``python -c`` or ``-m`` with ``code`` first on the path; (seconds, peak RSS bytes,
-    stdout, stderr)."""
+    stdout, stderr, CPU seconds: user + system)."""
     env = {**env, "PYTHONPATH": str(code)}
     t0 = time.perf_counter()
     proc = subprocess.Popen(
@@ -70,7 +79,8 @@ def _run(code: Path, args: list[str], env: dict[str, str]) -> tuple[float, int, 
     seconds = time.perf_counter() - t0
     if proc.returncode != 0:
         raise SystemExit(f"{args} failed ({proc.returncode}): {err.decode()[-2000:]}")
-    return seconds, usage.ru_maxrss * 1024, out.decode(), err.decode()
+    cpu = usage.ru_utime + usage.ru_stime
+    return seconds, usage.ru_maxrss * 1024, out.decode(), err.decode(), cpu
 
 
 def _counts(db: Path) -> dict[str, int]:
@@ -103,7 +113,7 @@ def ingest(code: Path, label: str, root: Path, env: dict[str, str], work: Path) 
     env = {**env, "LIVING_MEMORY_DB": str(db)}
     load = os.getloadavg()
     args = ["-m", "server", "ingest", "--root", str(root), "--json"]
-    seconds, peak, out, _ = _run(code, args, env)
+    seconds, peak, out, _, cpu = _run(code, args, env)
     summary = json.loads(out)
     searchable = summary.get("searchableSeconds", seconds)
     c = _counts(db)
@@ -115,6 +125,7 @@ def ingest(code: Path, label: str, root: Path, env: dict[str, str], work: Path) 
         "load_after": [round(x, 2) for x in os.getloadavg()],
         "searchable_s": round(searchable, 1),
         "embedded_s": round(seconds, 1),
+        "cpu_s": round(cpu, 1),
         "peak_rss_mb": round(peak / 2**20),
         "memories": c["memories"],
         "passages": passages,
@@ -130,7 +141,7 @@ def ingest(code: Path, label: str, root: Path, env: dict[str, str], work: Path) 
 
 def embed_alone(code: Path, label: str, db: Path, n: int, env: dict[str, str]) -> dict[str, Any]:
     load = os.getloadavg()
-    _, peak, out, _ = _run(code, ["-c", _EMBED, str(db), str(n)], env)
+    _, peak, out, _, _ = _run(code, ["-c", _EMBED, str(db), str(n)], env)
     got = json.loads(out)
     row = {
         "code": label,
@@ -149,6 +160,61 @@ def devset_workspace(name: str) -> Path:
     return workspace(DEVSETS / name, rebuild=False)
 
 
+def generated_history(commits: int) -> Path:
+    """``bench_ingest``'s generated project of ``commits`` commits (built once, cached)."""
+    from bench.bench_ingest import build_project
+
+    folder = CACHE_DIR / f"learning-history-{commits}"
+    if not (folder / "repo" / ".git").is_dir():
+        shutil.rmtree(folder, ignore_errors=True)
+        log(f"generating a history of {commits} commits")
+        build_project(folder, commits)
+    return folder / "repo"
+
+
+def chat_scaled(name: str, scale: int) -> Path:
+    """The dev set ``name``'s workspace with its SpecStory conversations copied ``scale``
+    times (built once, cached): copy k of a conversation has its own file name, and its title
+    and first line say which copy it is, so each is a conversation of its own."""
+    source = devset_workspace(name)
+    folder = CACHE_DIR / f"learning-{name}-chats-x{scale}"
+    if (folder / ".git").is_dir():
+        return folder
+    shutil.rmtree(folder, ignore_errors=True)
+    log(f"copying {name}'s conversations {scale} times")
+    subprocess.run(["git", "clone", "-q", str(source), str(folder)], check=True)
+    history = source / ".specstory" / "history"
+    target = folder / ".specstory" / "history"
+    target.mkdir(parents=True, exist_ok=True)
+    for f in sorted(history.glob("*.md")):
+        if f.name.startswith("."):  # SpecStory's note on what the folder is
+            continue
+        text = f.read_text(encoding="utf-8")
+        for k in range(scale):
+            copy = text if k == 0 else _nth_copy(text, k)
+            name_k = f.name if k == 0 else f"{f.stem}-copy{k}{f.suffix}"
+            (target / name_k).write_text(copy, encoding="utf-8")
+    return folder
+
+
+def _nth_copy(text: str, k: int) -> str:
+    """A SpecStory conversation as its ``k``-th copy: ``(copy k)`` after its title (the
+    ``## Title (date)`` line) and after the first line of its first message."""
+    lines = text.split("\n")
+    for i, line in enumerate(lines):
+        if line.startswith("## ") and "(" in line and line != "## SpecStory":
+            title, _, when = line.rpartition(" (")
+            lines[i] = f"{title} (copy {k}) ({when}"
+            break
+    for i, line in enumerate(lines):
+        if line.strip() == "_**User**_":
+            j = next((n for n in range(i + 1, len(lines)) if lines[n].strip()), None)
+            if j is not None:
+                lines[j] = f"{lines[j]} (copy {k})"
+            break
+    return "\n".join(lines)
+
+
 def main(argv: list[str] | None = None) -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--project", type=Path, action="append", default=[])
@@ -156,9 +222,15 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--before", type=Path, help="a checkout of the older code to compare")
     p.add_argument("--embedder", default="real", choices=["real", "hashing"])
     p.add_argument("--passages", type=int, default=0)
+    p.add_argument("--commits", type=int, action="append", default=[])
+    p.add_argument("--chat-scale", type=int, action="append", default=[])
+    p.add_argument("--chat-set", default="twat-search", help="the dev set --chat-scale copies")
+    p.add_argument("--keep-stores", action="store_true", help="keep the ingested stores")
     a = p.parse_args(argv)
 
     roots = [devset_workspace(n) for n in a.devset] + [r.resolve() for r in a.project]
+    roots += [generated_history(n) for n in a.commits]
+    roots += [chat_scaled(a.chat_set, k) for k in a.chat_scale]
     if not roots:
         roots = [devset_workspace("twat-search")]
     env = {k: v for k, v in os.environ.items() if not k.startswith("LIVING_MEMORY")}
@@ -173,6 +245,8 @@ def main(argv: list[str] | None = None) -> None:
     if a.passages:
         db = Path(runs[0]["db"])
         alone = [embed_alone(code, label, db, a.passages, env) for label, code in codes]
+    if not a.keep_stores:  # a 10x chat volume's store is large
+        shutil.rmtree(work, ignore_errors=True)
     res = {"machine": machine(), "embedder": a.embedder, "runs": runs, "embedding": alone}
     print(machine_line())
     print(f"embedder {a.embedder}")
@@ -183,6 +257,7 @@ def main(argv: list[str] | None = None) -> None:
                 "code",
                 "searchable",
                 "embedded",
+                "CPU (user+sys)",
                 "peak RSS",
                 "memories/s",
                 "passages/s",
@@ -196,6 +271,7 @@ def main(argv: list[str] | None = None) -> None:
                     r["code"],
                     f"{r['searchable_s']} s",
                     f"{r['embedded_s']} s",
+                    f"{r['cpu_s']} s",
                     f"{r['peak_rss_mb']} MB",
                     r["memories_per_s"],
                     r["passages_per_s"],
