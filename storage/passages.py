@@ -68,9 +68,13 @@ def split(text: str, limit: int = MAX_CHARS) -> list[tuple[int, str]]:
     return out
 
 
-def write(conn: Any, session_id: int, message_id: int, text: str) -> int:
-    """Replace a message's passages (inside the caller's transaction); returns how many."""
-    delete(conn, message_id)
+def write(conn: Any, session_id: int, message_id: int, text: str, *, new: bool = False) -> int:
+    """Replace a message's passages (inside the caller's transaction); returns how many.
+    ``new``: the message has no passages yet (just inserted), so none are looked for — a
+    query on the keyword index flushes its pending inserts, and a flush per message leaves
+    the index so many small segments to merge that a large ingestion slows down as it grows."""
+    if not new:
+        delete(conn, message_id)
     n = 0
     for ord_, (start, piece) in enumerate(split(text)):
         pid = conn.execute(

@@ -212,7 +212,8 @@ class SessionStore:
                 if not text:
                     continue
                 meta_json = _dumps(_message_metadata(m, clean=clean), clean=clean)
-                if m.idx not in old:
+                new = m.idx not in old
+                if new:
                     mid = conn.execute(
                         "INSERT INTO messages(session_id, idx, role, text, at, metadata) "
                         "VALUES (?, ?, ?, ?, ?, ?) RETURNING id",
@@ -234,7 +235,7 @@ class SessionStore:
                     "INSERT INTO messages_fts(rowid, text, terms) VALUES (?, ?, ?)",
                     (mid, text, identifier_terms(text)),
                 )
-                passages_mod.write(conn, sid, mid, text)
+                passages_mod.write(conn, sid, mid, text, new=new)
             title, summary = conn.execute(
                 "SELECT title, summary FROM sessions WHERE id = ?", (sid,)
             ).get
@@ -348,7 +349,7 @@ class SessionStore:
                 return done
             with dbmod.immediate(conn):
                 for mid, sid, text in rows:
-                    if passages_mod.write(conn, sid, mid, text) == 0:
+                    if passages_mod.write(conn, sid, mid, text, new=True) == 0:
                         conn.execute(
                             "INSERT INTO passages(message_id, session_id, ord, start, text) "
                             "VALUES (?, ?, 0, 0, ?)",
