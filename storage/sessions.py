@@ -207,6 +207,9 @@ class SessionStore:
                 )
             old = dict(conn.execute("SELECT idx, text FROM messages WHERE session_id = ?", (sid,)))
             new_n = changed_n = 0
+            # rows first, keyword indexes after (passages.write says why)
+            indexed: list[tuple[int, str, str]] = []
+            pieces: list[tuple[int, str]] = []
             for m in conv.messages:
                 text = (m.text if clean else redact(m.text))[:MAX_MESSAGE_CHARS].strip()
                 if not text:
@@ -231,11 +234,12 @@ class SessionStore:
                     changed_n += 1
                 else:
                     continue
-                conn.execute(
-                    "INSERT INTO messages_fts(rowid, text, terms) VALUES (?, ?, ?)",
-                    (mid, text, identifier_terms(text)),
-                )
-                passages_mod.write(conn, sid, mid, text, new=new)
+                indexed.append((mid, text, identifier_terms(text)))
+                pieces += passages_mod.write(conn, sid, mid, text, new=new)
+            conn.executemany(
+                "INSERT INTO messages_fts(rowid, text, terms) VALUES (?, ?, ?)", indexed
+            )
+            passages_mod.index(conn, pieces)
             title, summary = conn.execute(
                 "SELECT title, summary FROM sessions WHERE id = ?", (sid,)
             ).get
@@ -348,13 +352,17 @@ class SessionStore:
             if not rows:
                 return done
             with dbmod.immediate(conn):
+                pieces: list[tuple[int, str]] = []
                 for mid, sid, text in rows:
-                    if passages_mod.write(conn, sid, mid, text, new=True) == 0:
+                    written = passages_mod.write(conn, sid, mid, text, new=True)
+                    pieces += written
+                    if not written:
                         conn.execute(
                             "INSERT INTO passages(message_id, session_id, ord, start, text) "
                             "VALUES (?, ?, 0, 0, ?)",
                             (mid, sid, text),
                         )
+                passages_mod.index(conn, pieces)
                 _bump(conn)
             done += len(rows)
 
