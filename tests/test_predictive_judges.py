@@ -17,6 +17,7 @@ from predictive.llm_config import LlmConfig
 from storage import Kind, MemoryStore, NewMemory
 from storage import conflict_candidates as candidates
 from storage.models import ContradictionStatus
+from tests.judge_verdicts import oracle_verdict
 from tests.llm_server import FakeLlm
 
 T0 = 1_700_000_000.0
@@ -46,19 +47,6 @@ def put(store: MemoryStore, text: str, day: float) -> int:
     return mid
 
 
-def verdict_for(prompt: str, conflicts: set[frozenset[str]]) -> dict[str, Any]:
-    a, b = prompt.removeprefix("A:\n").split("\n\nB:\n", 1)
-    if frozenset((a, b)) in conflicts:
-        return {
-            "verdict": "supersedes",
-            "reason": "the later one replaces the earlier",
-            "confidence": 0.9,
-            "quote_a": a[:20],
-            "quote_b": b[:20],
-        }
-    return {"verdict": "compatible", "reason": "both hold", "confidence": 0.8}
-
-
 class Host:
     """A host's model that answers from labels and records what it was asked."""
 
@@ -71,9 +59,8 @@ class Host:
         self.asked.append(messages)
         if self.decline:
             raise HostUnavailable("the user did not allow it")
-        return (
-            "```json\n" + json.dumps(verdict_for(messages[-1]["content"], self.conflicts)) + "\n```"
-        )
+        verdict = oracle_verdict(messages[-1]["content"], self.conflicts)
+        return "```json\n" + json.dumps(verdict) + "\n```"
 
 
 def waiting_pair(store: MemoryStore, a: str = POSTGRES, b: str = MYSQL) -> tuple[int, int]:
