@@ -24,16 +24,14 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from server.hooks import where
+from server.hooks.limits import ANSWER_SECONDS, CONNECT_SECONDS, MAX_INPUT
 
 if TYPE_CHECKING:
     import logging
 
-MAX_INPUT = 8_000_000  # bytes of an event read from stdin
 ENV_DAEMON = "LIVING_MEMORY_HOOK_DAEMON"  # "0": never use or start the daemon
 ENV_DB = "LIVING_MEMORY_DB"  # the caller's database, handed to the daemon with each event
 ENV_SYNC = "LIVING_MEMORY_HOOK_SYNC"  # "1": learn turns before exiting (tests, replays)
-CONNECT_SECONDS = 0.25
-ANSWER_SECONDS = 2.0  # how long a prompt's answer may take the daemon before nothing is said
 EVENT_SECONDS = 2.0
 PROMPT_EVENTS = frozenset(
     {"UserPromptSubmit", "beforeSubmitPrompt", "SessionStart", "sessionStart"}

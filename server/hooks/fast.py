@@ -15,15 +15,12 @@ from __future__ import annotations
 import os
 import sys
 
+from server.hooks.limits import ANSWER_SECONDS, APP_NAME, CONNECT_SECONDS, MAX_INPUT
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-# as in server.hooks.client / server.hooks.where (importing them is what this avoids)
-MAX_INPUT = 8_000_000
-CONNECT_SECONDS = 0.25
-ANSWER_SECONDS = 2.0
-APP_NAME = "living-memory"
 SIMPLE_OPTIONS = frozenset({"--client", "--budget"})
 
 

@@ -11,7 +11,8 @@ import os
 import sys
 from pathlib import Path
 
-APP_NAME = "living-memory"
+from server.hooks.limits import APP_NAME
+
 ENV_DATA_DIR = "LIVING_MEMORY_DATA_DIR"  # as storage.paths (importing it loads the store)
 LOG_BYTES = 1_000_000
 
