@@ -19,8 +19,8 @@ MAX_FILES = 200_000
 _CODE_SPAN = re.compile(r"`([A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*)`")
 _DOTTED = re.compile(r"(?<![\w./-])([A-Za-z_]\w*(?:\.[A-Za-z_]\w*){2,})(?![\w(])")
 MIN_STEM = 4
-MAX_TEXTS = 20_000  # texts whose mentions a file index keeps
 """A bare stem shorter than this (``api``, ``cli``) names too many things to count."""
+MAX_TEXTS = 20_000  # texts whose mentions a file index keeps
 SOURCE_SUFFIXES = frozenset(
     ".py .pyi .js .jsx .ts .tsx .mjs .cjs .go .rs .java .kt .rb .php .cs .c .h .cc .cpp .hpp "
     ".swift .scala .lua .ex .exs .hs .ml .dart .vue .svelte .sh".split()
