@@ -42,6 +42,7 @@ MAX_PIECE_CHARS = 1_000
 
 _MARKER = re.compile(r"^(\s*)(?:[-*+•]|\d{1,3}[.)])\s+")
 _HEADING = re.compile(r"^\s*#{1,6}\s+")
+_FENCE = re.compile(r"^\s*(```|~~~)")
 
 
 @dataclass(frozen=True)
@@ -61,7 +62,17 @@ def _items(body: list[str]) -> list[str]:
     listed = False  # the current item is a list item
     base: int | None = None
     fresh = True
+    fence = False
     for line in body:
+        if fence or _FENCE.match(line):  # a code block belongs to the item it follows
+            if _FENCE.match(line):
+                fence = not fence
+            if items:
+                items[-1].append(line.strip())
+            else:
+                items.append([line.strip()])
+            fresh = False
+            continue
         if not line.strip():
             fresh = True
             continue
@@ -87,10 +98,13 @@ def split(text: str) -> list[str]:
     lines = text.strip().splitlines()
     if len(lines) < 2:
         return []
-    heading = _HEADING.sub("", lines[0]).strip()
+    if _MARKER.match(lines[0]):  # a section without a heading
+        heading, body = "", lines
+    else:
+        heading, body = _HEADING.sub("", lines[0]).strip(), lines[1:]
     merged: list[str] = []
     carry = ""
-    for item in _items(lines[1:]):
+    for item in _items(body):
         item = f"{carry} {item}".strip() if carry else item
         if len(item) < MIN_ITEM_CHARS:
             carry = item
@@ -104,7 +118,7 @@ def split(text: str) -> list[str]:
             merged.append(carry)
     if len(merged) < MIN_ITEMS:
         return []
-    return [f"{heading}: {item}"[:MAX_PIECE_CHARS] for item in merged]
+    return [(f"{heading}: {item}" if heading else item)[:MAX_PIECE_CHARS] for item in merged]
 
 
 def sync(conn: Any) -> int:
@@ -125,7 +139,11 @@ def sync(conn: Any) -> int:
         have.setdefault(int(mid), []).append(text)
     changed = [mid for mid, pieces in wanted.items() if have.get(mid, []) != pieces]
     gone = [mid for mid in have if mid not in wanted]
-    if not changed and not gone:
+    # keyword rows left by pieces whose memory was purged (the pieces went with it)
+    orphans = conn.execute("SELECT count(*) FROM memory_pieces_fts").get != sum(
+        len(v) for v in have.values()
+    )
+    if not changed and not gone and not orphans:
         return 0
     with dbmod.immediate(conn):
         for mid in (*changed, *gone):
@@ -147,7 +165,6 @@ def sync(conn: Any) -> int:
             "INSERT INTO memory_pieces_fts(rowid, text, terms) VALUES (?, ?, ?)",
             [(pid, piece, identifier_terms(piece)) for pid, piece in written],
         )
-        # rows of memories purged meanwhile (their pieces went with them)
         conn.execute(
             "DELETE FROM memory_pieces_fts WHERE rowid NOT IN (SELECT id FROM memory_pieces)"
         )
