@@ -133,12 +133,7 @@ def test_a_purged_section_leaves_no_pieces(tmp_path: Path, store: MemoryStore) -
     store.purge(section)
     assert pieces.of_memory(store.conn, section) == []
     store.embeddings.embed_pending()
-    assert (
-        store.conn.execute(
-            "SELECT count(*) FROM memory_pieces_fts WHERE rowid NOT IN (SELECT id FROM memory_pieces)"
-        ).get
-        == 0
-    )
+    assert pieces.count(store.conn) == 0
     assert all(f.memory is None or f.memory.id != section for f in find(store, QUERY))
 
 
