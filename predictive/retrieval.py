@@ -66,11 +66,11 @@ not outvoted by sources that are middling in every ranking."""
 PIECE_SHARE = 0.8
 """What the best item of a rule section (:mod:`storage.pieces`) adds to its source's summed
 (``fused``) score, as a share of a whole memory's hybrid score: a section cut into many items
-has many chances of one matching by accident. Chosen on gryag (0.6, 0.7, 0.8, 1.0; real
-model): 0.8 finds a convention question no other setting finds without losing recall@1, and
-costs a decision-record question at recall@5 that moves from 5th to 7th (a rule file's item
-on the same subject). Checked on twat-search: unchanged at every cut-off (1.0 loses a chat
-question there). Rejected on gryag: items in the keyword and vector rankings (they outranked
+has many chances of one matching by accident. Chosen on gryag among 0.6, 0.7, 0.8 and 1.0
+(real model): 0.8 and 1.0 find a convention question the others miss, both cost a
+decision-record question at recall@5 (5th → 7th: a rule file's item on the same subject), 1.0
+also recall@1. Checked on twat-search: unchanged at every cut-off (1.0 loses a chat question
+there). Rejected on gryag: items in the keyword and vector rankings (they outranked
 conversations for chat questions), their bm25 scaled by the best memory's (finds nothing
 more), an item replacing its section's score instead of adding to it, and only items that
 match by words and meaning both (the same trade)."""
