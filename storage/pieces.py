@@ -16,7 +16,7 @@ import json
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 
@@ -26,8 +26,14 @@ from storage.rows import bump
 from storage.text import fts_or, fts_terms, identifier_terms
 
 if TYPE_CHECKING:
-    from storage.repository import MemoryFilter
     from storage.store_view import StoreWithVectors
+
+
+class SqlFilter(Protocol):
+    """What a search's filter gives the pieces: a WHERE fragment over their memories."""
+
+    def sql(self, alias: str = "m") -> tuple[str, list[Any]]: ...
+
 
 SOURCES = ("rules",)
 """Memories cut into pieces: rule sections, lists of rules each of which stands alone. A
@@ -209,7 +215,7 @@ def embed_pending(
     return done
 
 
-def keyword(conn: Any, query: str, filters: MemoryFilter, k: int) -> list[PieceHit]:
+def keyword(conn: Any, query: str, filters: SqlFilter, k: int) -> list[PieceHit]:
     """Pieces by bm25 (higher is better) over their text and identifier terms, of memories
     that pass ``filters``, best first."""
     match = fts_or(fts_terms(query))
@@ -227,7 +233,7 @@ def keyword(conn: Any, query: str, filters: MemoryFilter, k: int) -> list[PieceH
 
 
 def vector(
-    conn: Any, model_id: str, query_vector: np.ndarray, filters: MemoryFilter, k: int
+    conn: Any, model_id: str, query_vector: np.ndarray, filters: SqlFilter, k: int
 ) -> list[PieceHit]:
     """Pieces by cosine similarity to ``query_vector`` (exact: they are few), of memories that
     pass ``filters``, best first."""
@@ -283,7 +289,7 @@ def search(
     store: StoreWithVectors,
     query: str,
     *,
-    filters: MemoryFilter,
+    filters: SqlFilter,
     k: int,
     query_vector: np.ndarray | None = None,
     keywords: bool = True,
