@@ -36,8 +36,8 @@ class Embeddings:
         self, *, batch: int = 256, progress: Callable[[int, int], None] | None = None
     ) -> int:
         """Embed memories that have no vector from the current model (new model → re-embed),
-        after bringing the pieces of rule sections and decision records in step with them
-        (:mod:`storage.pieces`; their vectors follow the memories')."""
+        after bringing the pieces of rule sections in step with them (:mod:`storage.pieces`;
+        their vectors follow the memories')."""
         conn = self._store.conn
         pieces.sync(conn)
         emb = self._store.embedder

@@ -428,8 +428,8 @@ _V11 = """
 CREATE INDEX memories_lookup ON memories(id, archived, created_at, valid_from, valid_to);
 """
 
-# v12: the items of rule sections and decision records (storage.pieces), each searched on its
-# own and counted for the memory it came from; filled from the memories by ``pieces.sync``.
+# v12: the items of rule sections (storage.pieces), each searched on its own and counted for
+# the memory it came from; filled from the memories by ``pieces.sync``.
 _V12 = """
 CREATE TABLE memory_pieces(
     id        INTEGER PRIMARY KEY,
