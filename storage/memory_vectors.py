@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from storage import db as dbmod
+from storage import pieces
 from storage.rows import bump, write_vector
 
 if TYPE_CHECKING:
@@ -34,11 +35,14 @@ class Embeddings:
     def embed_pending(
         self, *, batch: int = 256, progress: Callable[[int, int], None] | None = None
     ) -> int:
-        """Embed memories that have no vector from the current model (new model → re-embed)."""
+        """Embed memories that have no vector from the current model (new model → re-embed),
+        after bringing the pieces of rule sections in step with them (:mod:`storage.pieces`;
+        their vectors follow the memories')."""
+        conn = self._store.conn
+        pieces.sync(conn)
         emb = self._store.embedder
         if emb is None:
             return 0
-        conn = self._store.conn
         total = self.pending()
         done = 0
         while True:
@@ -65,6 +69,7 @@ class Embeddings:
             done += len(rows)
             if progress:
                 progress(done, total)
+        pieces.embed_pending(self._store, batch=batch)
         return done
 
     def of(self, ids: Sequence[int]) -> dict[int, np.ndarray]:

@@ -428,4 +428,22 @@ _V11 = """
 CREATE INDEX memories_lookup ON memories(id, archived, created_at, valid_from, valid_to);
 """
 
-MIGRATIONS: list[str] = [_V1, _V2, _V3, _V4, _V5, _V6, _V7, _V8, _V9, _V10, _V11]
+# v12: the items of rule sections (storage.pieces), each searched on its own and counted for
+# the memory it came from; filled from the memories by ``pieces.sync``.
+_V12 = """
+CREATE TABLE memory_pieces(
+    id        INTEGER PRIMARY KEY,
+    memory_id INTEGER NOT NULL REFERENCES memories(id) ON DELETE CASCADE,
+    ord       INTEGER NOT NULL,
+    text      TEXT NOT NULL,
+    embedding BLOB,
+    model_id  TEXT,
+    UNIQUE (memory_id, ord)
+);
+CREATE VIRTUAL TABLE memory_pieces_fts USING fts5(
+    text, terms,
+    tokenize = 'porter unicode61 remove_diacritics 2'
+);
+"""
+
+MIGRATIONS: list[str] = [_V1, _V2, _V3, _V4, _V5, _V6, _V7, _V8, _V9, _V10, _V11, _V12]
