@@ -9,6 +9,9 @@
   file the words of testing. Words are weighed by how few sections use them (a word in every
   section says nothing), a word of the heading counts double, and only the best few sections
   with enough in common are taken.
+- **Always**: a project-wide section that states hard rules in capitals (``NEVER run pytest
+  directly``, ``ALWAYS ask``) applies to every file, topic or not: it is what the project told
+  every AI to obey. The few that shout most are taken.
 """
 
 from __future__ import annotations
@@ -39,6 +42,10 @@ MAX_TOPICAL = 6
 """At most this many project-wide sections apply by topic to one file."""
 PATH_RELEVANCE = 0.9
 WIDE_RELEVANCE = 0.4
+MAX_HARD = 3
+"""At most this many project-wide sections of hard rules apply to every file."""
+HARD_RELEVANCE = 0.8
+"""A project-wide section of hard rules ranks with the best topical ones."""
 _SHOUTED = re.compile(r"\b(?:IMPORTANT|MUST|NEVER|ALWAYS|CRITICAL|WARNING|DO NOT)\b")
 _BINDING = re.compile(r"\b(?:must|never|always|do not|don't|avoid|required?)\b", re.I)
 
@@ -49,6 +56,11 @@ def binding(text: str) -> float:
     if _SHOUTED.search(text):
         return 1.0
     return 0.5 if _BINDING.search(text) else 0.0
+
+
+def shouts(text: str) -> int:
+    """How many hard rules a section states in capitals (IMPORTANT, MUST, NEVER …)."""
+    return len(_SHOUTED.findall(text))
 
 
 @dataclass(frozen=True)
@@ -146,7 +158,11 @@ class RuleIndex:
         for score, m in topical[:MAX_TOPICAL]:
             out.append((m, "topic", min(0.8, 0.4 + 0.04 * score)))
         wide = [x.memory for x in self.sections if x.wide]
+        taken = {m.id for m, _, _ in out}
         if len(wide) <= MAX_TOPICAL:  # a short project-wide rule set applies to every file
-            taken = {m.id for m, _, _ in out}
             out += [(m, "topic", WIDE_RELEVANCE) for m in wide if m.id not in taken]
+        else:
+            hard = [(shouts(m.text), m) for m in wide if m.id not in taken]
+            hard = sorted((x for x in hard if x[0]), key=lambda x: (-x[0], x[1].id))
+            out += [(m, "topic", HARD_RELEVANCE) for _, m in hard[:MAX_HARD]]
         return out

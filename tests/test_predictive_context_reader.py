@@ -347,6 +347,24 @@ def test_one_word_in_common_does_not_make_a_project_wide_section_about_a_file(
     assert "demo server" not in billing  # only "total" in common
 
 
+def test_a_project_wide_section_of_hard_rules_applies_to_every_file(
+    store: MemoryStore, tmp_path: Path
+) -> None:
+    root = project(tmp_path)
+    (root / "AGENTS.md").write_text(
+        "# Agents\n\n## Project Rules\n1. NEVER call the release script by hand.\n"
+        "2. ALWAYS ask before touching migrations.\n\n## Docs\nBuilt with mkdocs.\n\n"
+        "## Releases\nTag from main.\n\n## Logging\nOne event per line.\n\n"
+        "## Style\nShort modules.\n\n## Reviews\nTwo approvals.\n\n## Ports\nThe demo "
+        "listens on 8080.\n"
+    )
+    run(store, root=root, options={"sources": ["rules"]})
+    for path in ("src/billing/invoice.py", "models/user.py"):
+        md = context(store, root, path)
+        assert "NEVER call the release script by hand" in md  # no word in common with either
+        assert "Built with mkdocs" not in md  # a project-wide section that binds nothing
+
+
 def test_a_hard_wrapped_commit_body_reads_as_whole_lines(store: MemoryStore) -> None:
     body = (
         "revert(settings): fast copy off by default (#31)\n\nThe fast copy crashed on\nshutdown "
