@@ -20,7 +20,8 @@ import threading
 import time
 from typing import Any, Protocol
 
-from predictive.operations import AssembledContext
+from predictive.operations import AssembledContext, ContextEngine
+from server import heap
 from server.convert import to_wire
 from server.host import Host
 from server.injection import WriteResult
@@ -76,6 +77,13 @@ def payload(
     }
 
 
+def _served(engine: ContextEngine, result: AssembledContext) -> None:
+    """On the worker, after the client has the context: log what was served, and hand the
+    memory the assembly freed back to the system."""
+    engine.record_retrieval(result)
+    heap.give_back()
+
+
 class ContextService:
     """Keeps each project's context current and tells the client."""
 
@@ -127,9 +135,7 @@ class ContextService:
                 self.server.notify(CONTEXT_UPDATED, body)
             if not result.cached and project.engine is not None:
                 # what was served is logged after the client has it (off the critical path)
-                self.server.spawn(
-                    project.call(project.engine.record_retrieval, result), name="record"
-                )
+                self.server.spawn(project.call(_served, project.engine, result), name="record")
         finally:
             if self.pending.get(project) is asyncio.current_task():
                 self.pending.pop(project, None)

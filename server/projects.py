@@ -32,6 +32,7 @@ from predictive.operations import (
     FixTracker,
 )
 from predictive.session import ProjectSession
+from server import heap
 from server.host import Host
 from server.injection import Injector, is_generated, is_injected_path
 from server.settings import Settings
@@ -285,6 +286,8 @@ class Project:
                 )
         except Exception:
             log.warning("%s: warming up the engine failed", self.name, exc_info=True)
+        # what is loaded now stays for the life of the process: out of the collector's way
+        heap.settle()
 
     async def background(self) -> None:
         """What a store needs once after opening: the first ingestion of its project, vectors,
