@@ -3,19 +3,18 @@
 from __future__ import annotations
 
 import base64
-import ctypes
 import gzip
 import importlib.machinery
 import importlib.util
-import os
 import re
-import sys
 import threading
 from array import array
 from collections.abc import Sequence
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, Protocol
+
+from storage.pages import drop_file_pages
 
 ENCODING = "o200k_base"
 
@@ -84,6 +83,7 @@ class RustEncoding:
         module = importlib.util.module_from_spec(ext_spec)
         loader.exec_module(module)
         encoding = cls(module.tokenizer_for_encoding(ENCODING), vocabulary)
+        # the vocabularies are read from inside the library file once, here
         drop_file_pages(ext)
         return encoding
 
@@ -103,38 +103,6 @@ class RustEncoding:
                     self._lengths = _token_lengths(self._vocabulary)
                 lengths = self._lengths
         return [lengths[t] for t in tokens]
-
-
-_MADV_PAGEOUT = 21  # Linux ≥ 5.4: reclaim these pages now (their contents stay valid)
-
-
-def drop_file_pages(path: Path) -> int:
-    """Give back the resident pages of the file ``path`` mapped into this process; how many
-    bytes of mappings were asked to go (0 where that cannot be asked).
-
-    The extension carries its vocabularies inside the library file (≈ 70 MB); building the
-    tokenizer reads ≈ 33 MB of it into resident pages that counting never touches again.
-    ``MADV_PAGEOUT`` is a hint that keeps contents valid: a page needed later is read back
-    from the file. Only Linux is asked; elsewhere nothing is done."""
-    if not sys.platform.startswith("linux"):
-        return 0
-    try:
-        libc = ctypes.CDLL(None, use_errno=True)
-        madvise = libc.madvise
-        madvise.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
-        target = os.path.realpath(path)
-        asked = 0
-        with open("/proc/self/maps") as maps:
-            for line in maps:
-                fields = line.split(maxsplit=5)
-                if len(fields) < 6 or fields[5].strip() != target:
-                    continue
-                start, end = (int(x, 16) for x in fields[0].split("-"))
-                if madvise(start, end - start, _MADV_PAGEOUT) == 0:
-                    asked += end - start
-        return asked
-    except (OSError, AttributeError, ValueError):
-        return 0
 
 
 def _token_lengths(vocabulary: Path) -> array[int]:
