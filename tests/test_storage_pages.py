@@ -51,9 +51,7 @@ def test_a_file_that_is_not_mapped_asks_nothing(tmp_path: Path) -> None:
 
 
 @linux_only
-def test_the_token_counter_keeps_none_of_its_library_file_resident_and_counts_exactly() -> (
-    None
-):
+def test_the_token_counter_keeps_none_of_its_library_file_resident_and_counts_exactly() -> None:
     """Building the o200k tokenizer reads its vocabularies from inside the extension file
     (≈ 33 MB resident before they were given back); counting does not need them."""
     code = (
