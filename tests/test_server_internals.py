@@ -259,3 +259,39 @@ def test_a_symlinked_claude_md_is_refused(tmp_path: Path):
     with pytest.raises(OSError):
         enable_claude_import(folder)
     assert outside.read_text() == "# theirs\n"
+
+
+# ---- custom notifications --------------------------------------------------------------------
+
+
+class _Sink:
+    def __init__(self) -> None:
+        self.sent: list[bytes] = []
+
+    def write(self, data: bytes) -> None:
+        self.sent.append(data)
+
+
+def test_a_custom_notification_is_sent_as_its_json_values_unchanged():
+    """Parameters already in wire form (a context's items) go out as they are: keys that are
+    not identifiers, nested lists and nulls intact."""
+    import json
+
+    server = LivingMemoryServer()
+    sink = _Sink()
+    server.protocol.set_writer(sink)
+    server.connected = True
+    params = {
+        "uri": "file:///p/a.py",
+        "items": [{"key": "m1", "tier": "critical", "score": 0.5, "stale": None}],
+        "tokens": {"total": 10, "by tier": {"index": 3}},
+        "injected": [],
+    }
+    server.notify("livingMemory/contextUpdated", params)
+    header, _, body = b"".join(sink.sent).partition(b"\r\n\r\n")
+    assert int(header.split(b"Content-Length: ")[1].split(b"\r\n")[0]) == len(body)
+    assert json.loads(body) == {
+        "jsonrpc": "2.0",
+        "method": "livingMemory/contextUpdated",
+        "params": params,
+    }
