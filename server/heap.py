@@ -4,10 +4,11 @@ allocates much per request, and freed memory handed back to the system.
 Assembling a context allocates tens of thousands of objects. With Python's default
 thresholds (700, 10, 10) that is several young collections per request and, every
 twenty-odd requests, a full one that walks every object in the process (the protocol's
-classes, the modules, the engine's caches): 100–160 ms at 100k memories on a loaded machine, the tail of
-file-open latency (bench notes). So once the server has loaded what it keeps for its life,
-those objects are moved out of the collector's sight (``gc.freeze``) and young collections
-run less often; memory freed by a request is returned to the system after it is served.
+classes, the modules, the engine's caches): 100–160 ms at 100k memories on a loaded machine,
+the tail of file-open latency (bench notes). So once the server has loaded what it keeps for
+its life, those objects are moved out of the collector's sight (``gc.freeze``) and young
+collections run less often; memory freed by a request is returned to the system after it is
+served.
 """
 
 from __future__ import annotations
