@@ -171,9 +171,18 @@ async def _starts(
     db: Path, root: Path, env: dict[str, str], queries: list[str], repeats: int
 ) -> dict[str, Any]:
     """Fresh server processes: spawn → ``initialize`` answered, and spawn → the answer to a
-    first ``search`` sent right after (what an agent does when its session begins)."""
+    first ``search`` sent right after (what an agent does when its session begins), in wall
+    time and in the server's CPU time (all its threads) at each point, which a loaded machine
+    changes less."""
+    import psutil
     from mcp import ClientSession
     from mcp.client.stdio import StdioServerParameters, stdio_client
+
+    def server_cpu() -> float:
+        """CPU seconds (user + system) of the one server process this one started."""
+        (child,) = [c for c in psutil.Process().children() if "mcp" in c.cmdline()]
+        t = child.cpu_times()
+        return float(t.user + t.system)
 
     params = StdioServerParameters(
         command=sys.executable,
@@ -183,6 +192,8 @@ async def _starts(
     )
     initialized: list[float] = []
     answered: list[float] = []
+    cpu_initialized: list[float] = []
+    cpu_answered: list[float] = []
     with open(os.devnull, "w") as errlog:
         for i in range(repeats):
             t0 = time.perf_counter()
@@ -192,12 +203,22 @@ async def _starts(
             ):
                 await session.initialize()
                 initialized.append(time.perf_counter() - t0)
+                cpu_initialized.append(server_cpu())
                 res = await session.call_tool("search", {"query": queries[i % len(queries)]})
                 answered.append(time.perf_counter() - t0)
+                cpu_answered.append(server_cpu())
                 if res.is_error:
                     raise SystemExit(f"search failed: {res.content}")
-            log(f"start {i + 1}: initialize {initialized[-1]:.2f}s, answer {answered[-1]:.2f}s")
-    return {"initialize": summarize_ms(initialized), "first_answer": summarize_ms(answered)}
+            log(
+                f"start {i + 1}: initialize {initialized[-1]:.2f}s, answer {answered[-1]:.2f}s "
+                f"(server CPU {cpu_initialized[-1]:.2f}s, {cpu_answered[-1]:.2f}s)"
+            )
+    return {
+        "initialize": summarize_ms(initialized),
+        "first_answer": summarize_ms(answered),
+        "initialize_cpu": summarize_ms(cpu_initialized),
+        "first_answer_cpu": summarize_ms(cpu_answered),
+    }
 
 
 def _in_process(db: Path, root: Path, inputs: dict[str, Any], calls: int) -> dict[str, Any]:
@@ -311,8 +332,11 @@ def main(argv: list[str] | None = None) -> None:
 
 def _print_starts(starts: dict[str, Any]) -> None:
     for what in ("initialize", "first_answer"):
-        st = starts[what]
-        print(f"spawn → {what}: p50 {st['p50_ms']} ms, max {st['max_ms']} ms ({st['n']} starts)")
+        st, cpu = starts[what], starts[f"{what}_cpu"]
+        print(
+            f"spawn → {what}: p50 {st['p50_ms']} ms, max {st['max_ms']} ms; server CPU p50 "
+            f"{cpu['p50_ms']} ms, max {cpu['max_ms']} ms ({st['n']} starts)"
+        )
 
 
 def _report_starts(a: argparse.Namespace, starts: dict[str, Any], load_before: Any) -> None:

@@ -34,6 +34,7 @@ from predictive.operations.prompt import (
 from predictive.operations.requests import ContextArgs
 from predictive.staleness import Staleness
 from predictive.state import EditorState
+from predictive.tokens import count_tokens
 from predictive.upkeep_results import Ingested
 from storage import MemoryStore
 from storage.embeddings import Embedder, embedder_from_env
@@ -127,6 +128,17 @@ class ProjectSession:
         with self._lock:
             self._budget = budget
             self._engine = None
+
+    def warm(self) -> None:
+        """Load now what the first answer would otherwise wait for: the embedder (with its first
+        run), the vector index, the token counter and the context engine. Callers run it on a
+        thread of their own at start, beside their other start-up work (the model's load
+        releases the GIL); an answer that needs a part still loading waits for it."""
+        embedder = self.store.embedder
+        if self.store.vectors() is not None and embedder is not None:
+            embedder.embed(["warm"])
+        count_tokens("warm")
+        self.engine  # noqa: B018
 
     # ---- preparation -----------------------------------------------------------------------
 

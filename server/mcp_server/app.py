@@ -1,25 +1,32 @@
 """Builds the MCP server over one project's store and runs it over stdio or streamable HTTP.
 
-All store work happens on one worker thread (the store keeps a connection per thread); the
-first ingestion of a new project runs on a second thread, as the language server does.
-Logs go to stderr, never stdout (stdout carries the protocol)."""
+All store work happens on one worker thread (the store keeps a connection per thread). Two
+more threads start before the SDK is imported: one loads the model and the vector index (the
+model's load releases the GIL, so it runs beside the import), the other prepares the store (the
+first ingestion of a new project, vectors for what lacks one), as the language server does; an
+answer waits only for what it needs that is still loading. Logs go to stderr, never stdout
+(stdout carries the protocol)."""
 
 from __future__ import annotations
 
 import asyncio
+import gc
 import logging
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TypeVar
-
-from mcp.server.mcpserver import MCPServer
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from predictive.operations import Learning
 from predictive.session import ProjectSession
 from storage import MemoryStore
+from storage.embeddings import Embedder
+
+if TYPE_CHECKING:
+    from mcp.server.mcpserver import MCPServer
 
 log = logging.getLogger("living_memory.mcp")
 
@@ -41,6 +48,7 @@ class Backend:
     root: Path
     db_path: Path
     model_dir: Path | None = None
+    embedder: Callable[[], Embedder] | None = None  # loads the embedder (default: model_dir's)
     learning: Learning = field(default_factory=Learning)
     session: ProjectSession | None = None
     worker: ThreadPoolExecutor = field(
@@ -53,7 +61,11 @@ class Backend:
         with self._open_lock:
             if self.session is None:
                 self.session = ProjectSession.open(
-                    self.root, self.db_path, model_dir=self.model_dir, learning=self.learning
+                    self.root,
+                    self.db_path,
+                    model_dir=self.model_dir,
+                    embedder=self.embedder,
+                    learning=self.learning,
                 )
                 log.info("memory of %s at %s", self.root, self.db_path)
             return self.session
@@ -62,6 +74,27 @@ class Backend:
         """``fn(store)`` on the store's worker thread."""
         loop = asyncio.get_running_loop()
         return await loop.run_in_executor(self.worker, lambda: fn(self.open().store))
+
+    def warm(self) -> None:
+        """Open the session and load the model, the vector index and the engine now; a
+        failure is logged (the first answer that needs the part tries again and says why)."""
+        try:
+            self.open().warm()
+        except Exception:
+            log.warning("loading the memory of %s failed", self.root, exc_info=True)
+
+    def start(self, ingest: bool = True) -> list[threading.Thread]:
+        """Warm the session on one thread and prepare it on another, both started now: a
+        store with nothing to learn says so within a few queries, while the model loads."""
+        threads = [
+            threading.Thread(target=self.warm, name="lm-mcp-warm", daemon=True),
+            threading.Thread(
+                target=self.prepare, args=(ingest,), name="lm-mcp-prepare", daemon=True
+            ),
+        ]
+        for thread in threads:
+            thread.start()
+        return threads
 
     def prepare(self, ingest: bool = True) -> None:
         """The session's preparation (first ingestion, vectors, levels); answers given before
@@ -81,6 +114,8 @@ class Backend:
 
 def build_server(backend: Backend) -> MCPServer:
     """The MCP server with every Living Memory tool registered."""
+    from mcp.server.mcpserver import MCPServer
+
     from server.mcp_server.tools import register
 
     app: MCPServer = MCPServer(
@@ -117,6 +152,22 @@ def _run_http(app: MCPServer, port: int, token: str | None) -> None:
     uvicorn.Server(config).run()
 
 
+@contextmanager
+def _collector_paused() -> Iterator[None]:
+    """The cyclic garbage collector off while the server starts: importing the SDK and
+    building the tools make ~100k objects that live as long as the process, over which it would
+    otherwise run full collections (~0.1 s each) on the way to the first answer. What exists
+    then is frozen: later collections leave it out, so they stay short too."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.freeze()
+        if enabled:
+            gc.enable()
+
+
 def serve(
     backend: Backend,
     *,
@@ -126,11 +177,10 @@ def serve(
 ) -> int:
     """Run until the client closes stdin (or, with ``http_port``, until interrupted; HTTP
     requests must then carry ``token`` as a bearer token unless it is None)."""
-    app = build_server(backend)
     backend.learning.start()  # before the first request can be answered
-    threading.Thread(
-        target=backend.prepare, args=(ingest,), name="lm-mcp-prepare", daemon=True
-    ).start()
+    with _collector_paused():
+        backend.start(ingest)  # the model loads while the SDK is imported and the tools built
+        app = build_server(backend)
     try:
         if http_port is None:
             app.run("stdio")

@@ -1,0 +1,122 @@
+"""The MCP server's start: the model and the vector index load on a thread of their own while
+the server starts, the session is initialised without waiting for them, and a tool call that
+arrives before they are in waits for them and answers in full.
+
+The server runs in-process, driven by the official SDK client (``mcp.Client``), with an
+embedder whose loading is held until the test lets it finish."""
+
+from __future__ import annotations
+
+import asyncio
+import gc
+import json
+import threading
+from pathlib import Path
+from typing import Any
+
+import pytest
+from mcp import Client
+
+from server.mcp_server.app import Backend, _collector_paused, build_server
+from storage import MemoryStore, NewMemory
+from storage.embeddings import Embedder, HashingEmbedder
+
+# Found by meaning only: no word of it is in the memory, so keyword search alone finds nothing.
+BY_MEANING = "paymentgateway exponentialy"
+
+
+class HeldModel:
+    """An embedder factory that blocks until released, counting how often it is called."""
+
+    def __init__(self) -> None:
+        self.loading = threading.Event()
+        self.release = threading.Event()
+        self.calls = 0
+
+    def __call__(self) -> Embedder:
+        self.calls += 1
+        self.loading.set()
+        assert self.release.wait(60), "the test never let the model load"
+        return HashingEmbedder()
+
+
+def learned_store(db: Path) -> None:
+    with MemoryStore(db, embedder=HashingEmbedder()) as store:
+        store.add(NewMemory(text="Retries of the payment gateway back off exponentially"))
+        store.add(NewMemory(text="The release checklist lives in docs/RELEASING.md"))
+
+
+async def answer(client: Client, tool: str, **arguments: Any) -> dict[str, Any]:
+    res = await client.call_tool(tool, arguments)
+    text = res.content[0].text  # type: ignore[union-attr]
+    assert not res.is_error, f"{tool}: {text}"
+    out: dict[str, Any] = json.loads(text)
+    return out
+
+
+@pytest.mark.asyncio
+async def test_a_call_made_while_the_model_loads_waits_for_it_and_answers_by_meaning(
+    tmp_path: Path,
+) -> None:
+    db = tmp_path / "memory.db"
+    learned_store(db)
+    model = HeldModel()
+    backend = Backend(root=tmp_path, db_path=db, embedder=model)
+    try:
+        threads = backend.start(ingest=False)
+        assert await asyncio.to_thread(model.loading.wait, 60), "the model never started loading"
+        async with Client(build_server(backend)) as client:  # initialised while it loads
+            early = asyncio.create_task(answer(client, "search", query=BY_MEANING))
+            listed = await client.list_tools()  # the loop answers meanwhile
+            await asyncio.sleep(0.3)
+            waited = not early.done()
+            model.release.set()
+            first = await asyncio.wait_for(early, 60)
+            for thread in threads:
+                await asyncio.to_thread(thread.join, 60)
+            later = await answer(client, "search", query=BY_MEANING)
+    finally:
+        model.release.set()
+        backend.close()
+    assert "search" in {t.name for t in listed.tools}
+    assert waited, "the search answered before the model it needs was loaded"
+    assert [i["id"] for i in first["items"]] == [1] == [i["id"] for i in later["items"]]
+    assert first["items"][0]["score"] == later["items"][0]["score"]
+    assert "learning" not in first
+    assert model.calls == 1  # the call waited for the start's load instead of loading its own
+
+
+@pytest.mark.asyncio
+async def test_a_model_that_fails_to_load_at_start_is_tried_again_by_the_call(
+    tmp_path: Path,
+) -> None:
+    db = tmp_path / "memory.db"
+    learned_store(db)
+    calls = 0
+
+    def flaky() -> Embedder:
+        nonlocal calls
+        calls += 1
+        if calls == 1:
+            raise OSError("model file busy")
+        return HashingEmbedder()
+
+    backend = Backend(root=tmp_path, db_path=db, embedder=flaky)
+    try:
+        for thread in backend.start(ingest=False):
+            thread.join(60)
+        async with Client(build_server(backend)) as client:
+            out = await answer(client, "search", query=BY_MEANING)
+    finally:
+        backend.close()
+    assert calls == 2
+    assert [i["id"] for i in out["items"]] == [1]
+
+
+def test_the_collector_is_back_on_after_the_start_even_when_it_fails() -> None:
+    assert gc.isenabled()
+    with pytest.raises(RuntimeError), _collector_paused():
+        assert not gc.isenabled()
+        raise RuntimeError("the SDK could not be imported")
+    assert gc.isenabled()
+    gc.unfreeze()
