@@ -32,6 +32,7 @@ from predictive.operations.prompt import (
     project_brief,
 )
 from predictive.operations.requests import ContextArgs
+from predictive.retrieval import find
 from predictive.staleness import Staleness
 from predictive.state import EditorState
 from predictive.tokens import count_tokens
@@ -46,6 +47,7 @@ if TYPE_CHECKING:
 Progress = Callable[..., None]  # (done, total, message=None); raising cancels the step
 Check = Callable[[], None]  # raises to cancel between pages
 LEVELS_PAGE = 500  # memories per transaction when filling levels
+WARM_QUERY = "what this project decided and why"
 
 
 def find_root(given: Path | str | None = None, *, start: Path | None = None) -> Path:
@@ -131,14 +133,17 @@ class ProjectSession:
 
     def warm(self) -> None:
         """Load now what the first answer would otherwise wait for: the embedder (with its first
-        run), the vector index, the token counter and the context engine. Callers run it on a
-        thread of their own at start, beside their other start-up work (the model's load
-        releases the GIL); an answer that needs a part still loading waits for it."""
-        embedder = self.store.embedder
-        if self.store.vectors() is not None and embedder is not None:
-            embedder.embed(["warm"])
-        count_tokens("warm")
+        run), the vector index, the token counter, the context engine, and the calling thread's
+        connection to the store (by one search that records nothing). Run it on a thread of its
+        own at start, beside the other start-up work (the model's load releases the GIL), then
+        on each thread that answers; an answer that needs a part still loading waits for it."""
+        store = self.store
+        embedder = store.embedder
+        if store.vectors() is not None and embedder is not None:
+            embedder.embed([WARM_QUERY])
+        count_tokens(WARM_QUERY)
         self.engine  # noqa: B018
+        find(store, WARM_QUERY)
 
     # ---- preparation -----------------------------------------------------------------------
 

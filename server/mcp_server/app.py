@@ -76,12 +76,21 @@ class Backend:
         return await loop.run_in_executor(self.worker, lambda: fn(self.open().store))
 
     def warm(self) -> None:
-        """Open the session and load the model, the vector index and the engine now; a
+        """Open the session and load the model, the vector index and the engine now, then warm
+        the worker's own connection (queued: a call that came first is answered first); a
         failure is logged (the first answer that needs the part tries again and says why)."""
         try:
-            self.open().warm()
+            session = self.open()
+            session.warm()
+            self.worker.submit(self._warm_worker, session)
         except Exception:
             log.warning("loading the memory of %s failed", self.root, exc_info=True)
+
+    def _warm_worker(self, session: ProjectSession) -> None:
+        try:
+            session.warm()
+        except Exception:
+            log.warning("warming the store's worker failed", exc_info=True)
 
     def start(self, ingest: bool = True) -> list[threading.Thread]:
         """Warm the session on one thread and prepare it on another, both started now: a
