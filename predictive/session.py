@@ -134,9 +134,8 @@ class ProjectSession:
     def warm(self) -> None:
         """Load now what the first answer would otherwise wait for: the embedder (with its first
         run), the vector index, the token counter, the context engine, and the calling thread's
-        connection to the store (by one search that records nothing). Run it on a thread of its
-        own at start, beside the other start-up work (the model's load releases the GIL), then
-        on each thread that answers; an answer that needs a part still loading waits for it."""
+        connection to the store (by one search that records nothing). An answer that needs a
+        part another thread is still loading waits for it."""
         store = self.store
         embedder = store.embedder
         if store.vectors() is not None and embedder is not None:

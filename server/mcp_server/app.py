@@ -76,12 +76,13 @@ class Backend:
         return await loop.run_in_executor(self.worker, lambda: fn(self.open().store))
 
     def warm(self) -> None:
-        """Open the session and load the model, the vector index and the engine now, then warm
-        the worker's own connection (queued: a call that came first is answered first); a
-        failure is logged (the first answer that needs the part tries again and says why)."""
+        """Load the model and the vector index now (the model's load releases the GIL, so this
+        thread runs it beside the rest of the start-up), then queue the rest of the warm-up on
+        the worker, which answers (a call that came first is answered first). A failure is
+        logged; the first answer that needs the part tries again and says why."""
         try:
             session = self.open()
-            session.warm()
+            session.store.vectors()
             self.worker.submit(self._warm_worker, session)
         except Exception:
             log.warning("loading the memory of %s failed", self.root, exc_info=True)
