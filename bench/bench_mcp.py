@@ -59,14 +59,17 @@ def _project(tmp: Path, files: list[str]) -> Path:
 
 
 def _copy_store(src: Path, dst: Path) -> Path:
+    """The store and its vector index with the index's sidecar (without it the first server
+    started on the copy would rebuild the index: not a learned store's start)."""
     from storage.repository import default_index_path
 
     dst.mkdir(parents=True, exist_ok=True)
     db = dst / "memory.db"
     shutil.copy2(src, db)
-    index = default_index_path(src)
-    if index.exists():
-        shutil.copy2(index, default_index_path(db))
+    index, copy = default_index_path(src), default_index_path(db)
+    for suffix in ("", ".json"):
+        if index.with_name(index.name + suffix).exists():
+            shutil.copy2(index.with_name(index.name + suffix), copy.with_name(copy.name + suffix))
     return db
 
 
