@@ -113,6 +113,24 @@ async def test_a_model_that_fails_to_load_at_start_is_tried_again_by_the_call(
     assert [i["id"] for i in out["items"]] == [1]
 
 
+def test_the_warm_up_after_the_model_waits_until_the_server_is_built(tmp_path: Path) -> None:
+    db = tmp_path / "memory.db"
+    learned_store(db)
+    model = HeldModel()
+    model.release.set()
+    backend = Backend(root=tmp_path, db_path=db, embedder=model)
+    try:
+        warm, prepare = backend.start(ingest=False)
+        prepare.join(60)  # it needs the model too: it is in
+        assert model.calls == 1
+        assert warm.is_alive(), "the warm-up went on before the server was built"
+        build_server(backend)
+        warm.join(60)
+        assert not warm.is_alive()
+    finally:
+        backend.close()
+
+
 def test_the_collector_is_back_on_after_the_start_even_when_it_fails() -> None:
     assert gc.isenabled()
     with pytest.raises(RuntimeError), _collector_paused():

@@ -1,11 +1,11 @@
 """Builds the MCP server over one project's store and runs it over stdio or streamable HTTP.
 
 All store work happens on one worker thread (the store keeps a connection per thread). Two
-more threads start before the SDK is imported: one loads the model and the vector index (the
-model's load releases the GIL, so it runs beside the import), the other prepares the store (the
-first ingestion of a new project, vectors for what lacks one), as the language server does; an
-answer waits only for what it needs that is still loading. Logs go to stderr, never stdout
-(stdout carries the protocol)."""
+more threads start before the SDK is imported: one loads the model (its load releases the GIL,
+so it runs beside the import) and, once the server is built, queues the rest of the warm-up on
+the worker; the other prepares the store (the first ingestion of a new project, vectors for what
+lacks one), as the language server does. An answer waits only for what it needs that is still
+loading. Logs go to stderr, never stdout (stdout carries the protocol)."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ import logging
 import threading
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -55,6 +55,7 @@ class Backend:
         default_factory=lambda: ThreadPoolExecutor(1, thread_name_prefix="lm-mcp-store")
     )
     _open_lock: threading.Lock = field(default_factory=threading.Lock)
+    built: threading.Event = field(default_factory=threading.Event)  # set once tools are in
 
     def open(self) -> ProjectSession:
         """The project's session (its store is opened on first use)."""
@@ -76,16 +77,20 @@ class Backend:
         return await loop.run_in_executor(self.worker, lambda: fn(self.open().store))
 
     def warm(self) -> None:
-        """Load the model and the vector index now (the model's load releases the GIL, so this
-        thread runs it beside the rest of the start-up), then queue the rest of the warm-up on
-        the worker, which answers (a call that came first is answered first). A failure is
-        logged; the first answer that needs the part tries again and says why."""
+        """Load the model now: its load releases the GIL for most of its time, so it runs beside
+        the SDK's import. The rest of the warm-up (:meth:`ProjectSession.warm`) mostly holds the
+        GIL, so it waits until the server is built (:attr:`built`) and is then queued on the
+        worker, which answers: a call that came first is answered first. A failure is logged;
+        the first answer that needs the part tries again and says why."""
         try:
             session = self.open()
-            session.store.vectors()
-            self.worker.submit(self._warm_worker, session)
+            session.store.embedder  # noqa: B018
         except Exception:
             log.warning("loading the memory of %s failed", self.root, exc_info=True)
+            return
+        self.built.wait()
+        with suppress(RuntimeError):  # the server has stopped already
+            self.worker.submit(self._warm_worker, session)
 
     def _warm_worker(self, session: ProjectSession) -> None:
         try:
@@ -135,6 +140,7 @@ def build_server(backend: Backend) -> MCPServer:
         log_level="WARNING",
     )
     register(app, backend)
+    backend.built.set()
     return app
 
 
