@@ -28,6 +28,7 @@ _LOG_LINE = re.compile(
     r"\[?(?:TRACE|DEBUG|INFO|WARN|WARNING|ERROR|FATAL|CRITICAL)\b)"
 )
 LONG_LINE = 400
+_LETTERS = re.compile(r"[^\W\d_]{2,}")  # a word in any script
 _FENCE = re.compile(r"^( {0,3})(`{3,}|~{3,})\s*([^`\s]*)")
 OUTPUT_FENCES = frozenset({"", "text", "txt", "plaintext", "console", "output", "log", "logs"})
 """Info strings of a fenced block that holds what a program printed rather than code: chat
@@ -209,7 +210,7 @@ def model_text(text: str, fence: Fence | None = None) -> str:
             continue
         kept.append(line)
     left = "\n".join(kept).strip()
-    return left if _WORDS.search(left) else ""
+    return left if _LETTERS.search(left) else ""
 
 
 def model_texts(conn: Any, rows: Sequence[tuple[int, str, int, int]]) -> dict[int, str]:

@@ -273,6 +273,8 @@ def test_the_model_reads_a_mixed_passage_without_its_tool_output() -> None:
     )
     assert model_text(f"```\n{TEST_RUN}\n```") == ""
     assert model_text(TEST_RUN) == ""  # lines of tool output, unfenced
+    assert model_text("Привіт, як справи?") == "Привіт, як справи?"  # words in any script
+    assert model_text("```\nПривіт\n```\n42 -> 43") == ""
     # a passage that starts inside a block of output is read as such
     assert model_text("engine 4 answered\n```\nThat was the slow one.", (0, "```", "")) == (
         "That was the slow one."
