@@ -1,6 +1,6 @@
-"""What the embedding model reads of a dev set's conversation passages: the whole passage (as
-before) against the passage without what a program printed (``passages.model_text``), each
-distinct text once.
+"""What the embedding model reads of a dev set's conversation passages: every passage worth a
+vector (as before) against every one but those that are nothing but what a program printed
+(``passages.model_text``), each distinct text once.
 
     python -m bench.bench_model_text [--set twat-search ...]
 

@@ -195,12 +195,11 @@ def fences_at(text: str, offsets: Sequence[int]) -> list[Fence | None]:
     return out
 
 
-def model_text(text: str, fence: Fence | None = None) -> str:
-    """What of a passage the embedding model reads: its text without what a program printed
-    — fenced blocks of output (:data:`OUTPUT_FENCES`), lines of tool output (tables, stack
-    frames, linter and test reports, path lists) and log lines. ``fence``: the block open
-    where the passage starts (:func:`fences_at`). Empty when nothing else is left. Keyword
-    search reads the whole passage."""
+def said(text: str, fence: Fence | None = None) -> str:
+    """A passage without what a program printed in it — fenced blocks of output
+    (:data:`OUTPUT_FENCES`), lines of tool output (tables, stack frames, linter and test
+    reports, path lists) and log lines. ``fence``: the block open where the passage starts
+    (:func:`fences_at`)."""
     kept: list[str] = []
     for line in text.split("\n"):
         fence, is_fence = _fence_step(line, fence)
@@ -209,14 +208,22 @@ def model_text(text: str, fence: Fence | None = None) -> str:
         if is_tool_output(line) or _LOG_LINE.match(line):
             continue
         kept.append(line)
-    left = "\n".join(kept).strip()
-    return left if _LETTERS.search(left) else ""
+    return "\n".join(kept).strip()
+
+
+def model_text(text: str, fence: Fence | None = None) -> str | None:
+    """What of a passage the embedding model reads: all of it when anything but program
+    output is left in it (:func:`said`, a word in any script), else nothing — a passage that
+    is only what a program printed gets no vector and is found by keyword. Keyword search
+    reads the whole passage either way."""
+    return text if _LETTERS.search(said(text, fence)) else None
 
 
 def model_texts(conn: Any, rows: Sequence[tuple[int, str, int, int]]) -> dict[int, str]:
-    """Passage id → what the model reads of it (:func:`model_text`; empty: nothing worth a
-    vector, :func:`worth_a_vector`) for ``rows`` of (id, text, message id, start offset); the
-    messages that passages continue are read once each, to know the block open at each start."""
+    """Passage id → what the model reads of it (:func:`model_text`; empty: only program
+    output, or nothing worth a vector, :func:`worth_a_vector`) for ``rows`` of (id, text,
+    message id, start offset); the messages that passages continue are read once each, to
+    know the block open at each start."""
     starts: dict[int, list[int]] = {}
     for _, _, message_id, start in rows:
         if start > 0:
@@ -234,5 +241,5 @@ def model_texts(conn: Any, rows: Sequence[tuple[int, str, int, int]]) -> dict[in
     out: dict[int, str] = {}
     for pid, text, message_id, start in rows:
         readable = model_text(text, open_at.get((message_id, start)))
-        out[pid] = readable if readable and worth_a_vector(readable) else ""
+        out[pid] = readable if readable is not None and worth_a_vector(readable) else ""
     return out

@@ -27,9 +27,9 @@ from storage.sources.records import Conversation
 from storage.text import identifier_terms
 
 MAX_MESSAGE_CHARS = 100_000
+"""Longer messages are stored cut to this length (the source still has them whole)."""
 _MADE_KEPT = 4_096
 """Vectors an embedding run keeps by text, to give a repeated text without the model."""
-"""Longer messages are stored cut to this length (the source still has them whole)."""
 MAX_SESSION_BODY = 400_000
 """At most this much of a session's text is indexed for finding the session."""
 
@@ -300,9 +300,9 @@ class SessionStore:
         """Embed passages and session summaries lacking a vector from the current model; a
         message takes the vector of its first passage (what the model would read of it).
 
-        The model reads a passage without what a program printed in it
-        (:func:`passages.model_text`); a passage with nothing else, or nothing an embedding
-        can place, is marked done without a vector and stays searchable by keyword. Texts
+        A passage that is nothing but what a program printed (:func:`passages.model_text`),
+        or nothing an embedding can place, is marked done without a vector and stays
+        searchable by keyword; the model reads every other passage whole. Texts
         the model would read twice (a message repeated, a retry) are embedded once."""
         emb = self.store.embedder
         if emb is None:

@@ -17,7 +17,7 @@ from predictive.operations.search import search
 from predictive.session import ProjectSession
 from storage import MemoryStore, NewMemory
 from storage.embeddings import BATCH_CELLS, HashingEmbedder, _token_batches
-from storage.passages import fences_at, model_text, worth_a_vector
+from storage.passages import fences_at, model_text, said, worth_a_vector
 from storage.sessions import sessions_of
 from storage.sources.records import ChatMessage, Conversation
 from storage.vector_progress import vector_progress
@@ -163,12 +163,8 @@ def test_passages_without_meaning_get_no_vector_but_stay_searchable(tmp_path: Pa
         sessions.save(conversation(1))
         sessions.embed_pending()
         assert sessions.pending_embeddings() == 0
-        rows = list(store.conn.execute("SELECT text, embedding FROM passages"))
-        assert all(vector is not None for _, vector in rows)
-        # the log's lines are not read: the passage's vector is its words alone
-        (logged,) = [v for t, v in rows if t == f"here is the log:\n{LOG}"]
-        expected = HashingEmbedder().embed(["here is the log:"])[0]
-        assert np.frombuffer(logged, dtype="<f4").tolist() == expected.tolist()
+        rows = list(store.conn.execute("SELECT text, embedding IS NULL FROM passages"))
+        assert [t for t, empty in rows if empty] == [f"here is the log:\n{LOG}"]
         progress = vector_progress(store)
         assert progress is not None and progress.complete  # judged, so not pending
         hits = store.conn.execute(
@@ -212,7 +208,7 @@ TEST_RUN = (
 )
 
 
-def said(*messages: tuple[str, str], n: int = 1) -> Conversation:
+def chat(*messages: tuple[str, str], n: int = 1) -> Conversation:
     return Conversation(
         tool="claude",
         external_id=f"t{n}",
@@ -232,7 +228,7 @@ def test_a_passage_of_tool_output_gets_no_vector_and_stays_searchable(tmp_path: 
     store = MemoryStore(tmp_path / "m.db", embedder=emb)
     try:
         sessions = sessions_of(store)
-        sessions.save(said(("user", "run the tests please"), ("assistant", answer)))
+        sessions.save(chat(("user", "run the tests please"), ("assistant", answer)))
         sessions.embed_pending()
         assert sessions.pending_embeddings() == 0
         rows = list(store.conn.execute("SELECT text, embedding FROM passages ORDER BY id"))
@@ -241,9 +237,10 @@ def test_a_passage_of_tool_output_gets_no_vector_and_stays_searchable(tmp_path: 
         assert output_only and all("PASSED" in t or "F401" in t for t in output_only)
         # the passages inside the block after the first are known to be output too
         assert any(not t.startswith("```") and "```" not in t for t in output_only)
-        assert not any("PASSED" in t or "F401" in t for t in emb.seen)
+        # the model read every other passage, whole, and none of the output-only ones
+        assert sorted(emb.seen) == sorted({t for t, v in rows if v is not None})
         assert any("Let me run the whole suite" in t for t in emb.seen)
-        assert any("pytest -q" in t for t in emb.seen)  # a typed block is code: read
+        assert any("pytest -q" in t for t in emb.seen)
         assert any("The suite passes" in t for t in emb.seen)
         progress = vector_progress(store)
         assert progress is not None and progress.complete
@@ -256,7 +253,7 @@ def test_a_passage_of_tool_output_gets_no_vector_and_stays_searchable(tmp_path: 
         store.close()
 
 
-def test_the_model_reads_a_mixed_passage_without_its_tool_output() -> None:
+def test_the_model_reads_a_passage_whole_unless_it_is_only_tool_output() -> None:
     mixed = (
         "The failure comes from the pinned client:\n"
         '```\nTraceback (most recent call last):\n  File "api.py", line 3\n'
@@ -267,18 +264,20 @@ def test_the_model_reads_a_mixed_passage_without_its_tool_output() -> None:
         "So we pin httpx below 0.28.\n"
         "```python\nimport httpx\n```"
     )
-    read = model_text(mixed)
-    assert read == (
+    assert said(mixed) == (
         "The failure comes from the pinned client:\nSo we pin httpx below 0.28.\nimport httpx"
     )
-    assert model_text(f"```\n{TEST_RUN}\n```") == ""
-    assert model_text(TEST_RUN) == ""  # lines of tool output, unfenced
+    assert model_text(mixed) == mixed  # someone said something: the model reads it all
+    assert model_text("```python\nimport httpx\n```") == "```python\nimport httpx\n```"
+    assert model_text(f"```\n{TEST_RUN}\n```") is None
+    assert model_text(TEST_RUN) is None  # lines of tool output, unfenced
     assert model_text("Привіт, як справи?") == "Привіт, як справи?"  # words in any script
-    assert model_text("```\nПривіт\n```\n42 -> 43") == ""
+    assert model_text("```\nПривіт\n```\n42 -> 43") is None
     # a passage that starts inside a block of output is read as such
-    assert model_text("engine 4 answered\n```\nThat was the slow one.", (0, "```", "")) == (
-        "That was the slow one."
-    )
+    tail = "engine 4 answered\n```\nThat was the slow one."
+    assert said(tail, (0, "```", "")) == "That was the slow one."
+    assert model_text(tail, (0, "```", "")) == tail
+    assert model_text("engine 4 answered\nengine 5 answered\n```", (0, "```", "")) is None
 
 
 def test_fences_are_followed_across_a_message() -> None:
@@ -298,8 +297,8 @@ def test_a_text_the_model_would_read_twice_is_embedded_once(tmp_path: Path) -> N
     store = MemoryStore(tmp_path / "m.db", embedder=emb)
     try:
         sessions = sessions_of(store)
-        sessions.save(said(("user", retry), ("assistant", "Done."), ("user", retry), n=1))
-        sessions.save(said(("user", retry), n=2))
+        sessions.save(chat(("user", retry), ("assistant", "Done."), ("user", retry), n=1))
+        sessions.save(chat(("user", retry), n=2))
         sessions.embed_pending()
         assert emb.seen.count(retry) == 1
         vectors = [
