@@ -15,8 +15,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from predictive.excerpts import MAX_WORDS, MIN_WORDS, FileTerms, sentences, worth
-from predictive.mentions import is_tool_output
 from storage.sessions import Message
+from storage.text import is_tool_output
 
 _FENCE = re.compile(r"```.*?(?:```|$)", re.S)
 _MARKUP = re.compile(r"</?[a-zA-Z][^>]*>")

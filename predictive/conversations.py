@@ -24,11 +24,10 @@ from datetime import datetime, timezone
 
 from predictive.extract import Candidate, convention_confidence, file_anchors, paths_in
 from predictive.file_facts import error_signature
-from predictive.mentions import is_tool_output
 from storage.models import Anchor, AnchorType, Kind, NewMemory
 from storage.redact import redact
 from storage.sources.records import ChatMessage, CodeBlock, Conversation
-from storage.text import STOPWORDS
+from storage.text import STOPWORDS, is_tool_output
 
 _SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z`\"'(\[])|\n{2,}|\n(?=\s*[-*\d])")
 _FENCE = re.compile(r"```[^\n]*\n.*?(?:```|$)", re.S)

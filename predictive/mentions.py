@@ -12,6 +12,8 @@ from collections import Counter, defaultdict
 from collections.abc import Iterable
 from pathlib import Path, PurePosixPath
 
+from storage.text import is_tool_output
+
 # A file-like token: optional directories, a name, an extension of letters (1–8).
 _FILE_TOKEN = re.compile(r"(?<![\w/.-])@?((?:[\w.-]+/)*[\w-][\w.-]*\.[A-Za-z][A-Za-z0-9]{0,7})\b")
 MAX_FILES = 200_000
@@ -25,29 +27,6 @@ SOURCE_SUFFIXES = frozenset(
     ".py .pyi .js .jsx .ts .tsx .mjs .cjs .go .rs .java .kt .rb .php .cs .c .h .cc .cpp .hpp "
     ".swift .scala .lua .ex .exs .hs .ml .dart .vue .svelte .sh".split()
 )
-# Lines that are a tool's output rather than someone talking about a file: tables, stack
-# frames, linter and test-runner reports, tree and box drawings, git status and diffstat,
-# bare path listings. A file named only there was not discussed.
-_TOOL_OUTPUT = re.compile(
-    r"^\s*\|"  # tables (search results, grep hits)
-    r"|^\s*File \""  # stack frames
-    r"|Traceback \(most recent call last\)"
-    r"|\S+\.\w{1,8}:\d+(?::\d+)?(?::|\s*$|\s+(?:error|warning|note)\b)"  # path:line[:col]
-    r"|^\s*-->\s"
-    r"|,line=\d+,col=\d+"  # GitHub annotations (::error file=…,line=…,col=…)
-    r"|\S+\.\w{1,8}::\w"  # test ids
-    r"|^\s*[│╭╰┃┏┗┡└├┌┐┘┤┬┴┼═║]"  # boxes and trees
-    r"|^\s*(?:modified|new file|deleted|renamed):\s"  # git status
-    r"|^\s*(?:FAILED|PASSED|ERROR|SKIPPED|XFAIL|XPASS)\b"
-    r"|^\s*[@\w./\\-]+\.\w{1,8}\s*$"  # a bare path
-    r"|^\s*\S+\s+\|\s+\d+\s+[+-]*\s*$"  # diffstat
-    r"|^\s*\d+ files? (?:changed|reformatted|left unchanged)"
-)
-
-
-def is_tool_output(line: str) -> bool:
-    """Whether a line is a tool's output (a table row, a stack frame, a linter report…)."""
-    return bool(_TOOL_OUTPUT.search(line))
 
 
 class FileIndex:

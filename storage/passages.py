@@ -13,7 +13,7 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from storage.text import identifier_terms
+from storage.text import identifier_terms, is_tool_output
 
 MAX_CHARS = 1_000
 """A passage's length limit: about what the embedding model reads (256 tokens)."""
@@ -28,6 +28,11 @@ _LOG_LINE = re.compile(
     r"\[?(?:TRACE|DEBUG|INFO|WARN|WARNING|ERROR|FATAL|CRITICAL)\b)"
 )
 LONG_LINE = 400
+_LETTERS = re.compile(r"[^\W\d_]{2,}")  # a word in any script
+_FENCE = re.compile(r"^( {0,3})(`{3,}|~{3,})\s*([^`\s]*)")
+OUTPUT_FENCES = frozenset({"", "text", "txt", "plaintext", "console", "output", "log", "logs"})
+"""Info strings of a fenced block that holds what a program printed rather than code: chat
+exports (SpecStory, Cursor) fence terminal output and tool results without a language."""
 
 
 def _pieces(text: str, limit: int) -> list[tuple[int, int]]:
@@ -146,3 +151,95 @@ def worth_a_vector(text: str) -> bool:
     filled = [x for x in lines if x.strip()]
     logged = sum(1 for x in filled if _LOG_LINE.match(x))
     return not (len(filled) >= 5 and logged >= 0.8 * len(filled))
+
+
+Fence = tuple[int, str, str]
+"""An open fenced block: the opening line's indent, its marker (```` ``` ````, ``~~~``, longer
+runs), its info string (lowercase language; empty when untyped)."""
+
+
+def _fence_step(line: str, fence: Fence | None) -> tuple[Fence | None, bool]:
+    """The fence open after ``line`` given the one open before it; whether the line is a fence.
+    A closing fence is indented no deeper than its opener, as long a run of the same marker,
+    and nothing after it: a diff of a Markdown file shows its fences indented, inside."""
+    m = _FENCE.match(line)
+    if m is None:
+        return fence, False
+    indent, marker, info = len(m.group(1)), m.group(2), m.group(3)
+    if fence is None:
+        return (indent, marker, info.lower()), True
+    if (
+        indent <= fence[0]
+        and marker[0] == fence[1][0]
+        and len(marker) >= len(fence[1])
+        and not line.strip()[len(marker) :].strip()
+    ):
+        return None, True
+    return fence, False
+
+
+def fences_at(text: str, offsets: Sequence[int]) -> list[Fence | None]:
+    """The fenced block open at each of ``offsets`` (ascending) of a message, read once."""
+    out: list[Fence | None] = []
+    fence: Fence | None = None
+    pos = 0
+    for offset in offsets:
+        while pos < offset:
+            end = text.find("\n", pos)
+            end = len(text) if end < 0 else end
+            if end >= offset:  # a passage starts mid-line only after a word cut: same block
+                break
+            fence, _ = _fence_step(text[pos:end], fence)
+            pos = end + 1
+        out.append(fence)
+    return out
+
+
+def said(text: str, fence: Fence | None = None) -> str:
+    """A passage without what a program printed in it — fenced blocks of output
+    (:data:`OUTPUT_FENCES`), lines of tool output (tables, stack frames, linter and test
+    reports, path lists) and log lines. ``fence``: the block open where the passage starts
+    (:func:`fences_at`)."""
+    kept: list[str] = []
+    for line in text.split("\n"):
+        fence, is_fence = _fence_step(line, fence)
+        if is_fence or (fence is not None and fence[2] in OUTPUT_FENCES):
+            continue
+        if is_tool_output(line) or _LOG_LINE.match(line):
+            continue
+        kept.append(line)
+    return "\n".join(kept).strip()
+
+
+def model_text(text: str, fence: Fence | None = None) -> str | None:
+    """What of a passage the embedding model reads: all of it when anything but program
+    output is left in it (:func:`said`, a word in any script), else nothing — a passage that
+    is only what a program printed gets no vector and is found by keyword. Keyword search
+    reads the whole passage either way."""
+    return text if _LETTERS.search(said(text, fence)) else None
+
+
+def model_texts(conn: Any, rows: Sequence[tuple[int, str, int, int]]) -> dict[int, str]:
+    """Passage id → what the model reads of it (:func:`model_text`; empty: only program
+    output, or nothing worth a vector, :func:`worth_a_vector`) for ``rows`` of (id, text,
+    message id, start offset); the messages that passages continue are read once each, to
+    know the block open at each start."""
+    starts: dict[int, list[int]] = {}
+    for _, _, message_id, start in rows:
+        if start > 0:
+            starts.setdefault(message_id, []).append(start)
+    open_at: dict[tuple[int, int], Fence | None] = {}
+    if starts:
+        found = conn.execute(
+            "SELECT id, text FROM messages WHERE id IN (SELECT value FROM json_each(?))",
+            (json.dumps(list(starts)),),
+        )
+        for message_id, message in found:
+            offsets = sorted(set(starts[message_id]))
+            for offset, fence in zip(offsets, fences_at(message, offsets)):
+                open_at[(message_id, offset)] = fence
+    out: dict[int, str] = {}
+    for pid, text, message_id, start in rows:
+        readable = model_text(text, open_at.get((message_id, start)))
+        out[pid] = readable if readable is not None and worth_a_vector(readable) else ""
+    return out

@@ -28,6 +28,8 @@ from storage.text import identifier_terms
 
 MAX_MESSAGE_CHARS = 100_000
 """Longer messages are stored cut to this length (the source still has them whole)."""
+_MADE_KEPT = 4_096
+"""Vectors an embedding run keeps by text, to give a repeated text without the model."""
 MAX_SESSION_BODY = 400_000
 """At most this much of a session's text is indexed for finding the session."""
 
@@ -296,7 +298,12 @@ class SessionStore:
         self, *, batch: int = 64, progress: Callable[[int, int], None] | None = None
     ) -> int:
         """Embed passages and session summaries lacking a vector from the current model; a
-        message takes the vector of its first passage (what the model would read of it)."""
+        message takes the vector of its first passage (what the model would read of it).
+
+        A passage that is nothing but what a program printed (:func:`passages.model_text`),
+        or nothing an embedding can place, is marked done without a vector and stays
+        searchable by keyword; the model reads every other passage whole. Texts
+        the model would read twice (a message repeated, a retry) are embedded once."""
         emb = self.store.embedder
         if emb is None:
             return 0
@@ -304,31 +311,40 @@ class SessionStore:
         conn = self.store.conn
         total = self.pending_embeddings()
         done = 0
-        for table, col in (
-            ("passages", "text"),
-            ("sessions", "coalesce(title, '') || '. ' || summary"),
+        made: dict[str, bytes] = {}  # model text → its vector, within this run
+        for table, cols in (
+            ("passages", "id, text, message_id, start"),
+            ("sessions", "id, coalesce(title, '') || '. ' || summary, 0, 0"),
         ):
             extra = " AND summary IS NOT NULL" if table == "sessions" else ""
             while True:
-                rows: list[tuple[int, str]] = list(
+                rows: list[tuple[int, str, int, int]] = list(
                     conn.execute(
-                        f"SELECT id, {col} FROM {table} WHERE (model_id IS NULL OR model_id != ?)"
+                        f"SELECT {cols} FROM {table} WHERE (model_id IS NULL OR model_id != ?)"
                         f"{extra} ORDER BY id LIMIT ?",
                         (emb.model_id, batch),
                     )
                 )
                 if not rows:
                     break
-                # noise (blobs, minified code, logs) is marked done without a vector
-                keep = [r for r in rows if table != "passages" or passages_mod.worth_a_vector(r[1])]
-                vecs = emb.embed([r[1] for r in keep]).astype("<f4", copy=False)
-                blobs: dict[int, bytes | None] = {r[0]: None for r in rows}
-                blobs.update((r[0], v.tobytes()) for r, v in zip(keep, vecs))
+                if table == "passages":
+                    readable = passages_mod.model_texts(conn, rows)
+                else:
+                    readable = {r[0]: r[1] for r in rows}
+                if len(made) > _MADE_KEPT:
+                    made.clear()
+                todo = list(dict.fromkeys(t for t in readable.values() if t and t not in made))
+                if todo:
+                    vecs = emb.embed(todo).astype("<f4", copy=False)
+                    made.update((t, v.tobytes()) for t, v in zip(todo, vecs))
                 with dbmod.immediate(conn):
                     _bump(conn)
                     conn.executemany(
                         f"UPDATE {table} SET embedding = ?, model_id = ? WHERE id = ?",
-                        [(blob, emb.model_id, pid) for pid, blob in blobs.items()],
+                        [
+                            (made.get(t) if t else None, emb.model_id, i)
+                            for i, t in readable.items()
+                        ],
                     )
                 done += len(rows)
                 if progress:

@@ -12,6 +12,32 @@ _IDENT_SEPARATOR = re.compile(r"[_\-./]")
 _CAMEL = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+")
 _WORD = re.compile(r"\w+", re.UNICODE)
 
+# Lines that are a tool's output rather than someone talking about a file: tables, stack
+# frames, linter and test-runner reports, tree and box drawings, git status and diffstat,
+# bare path listings. A file named only there was not discussed (mention counting), and
+# such lines are not what a passage's vector is made of (passages.model_text).
+_TOOL_OUTPUT = re.compile(
+    r"^\s*\|"  # tables (search results, grep hits)
+    r"|^\s*File \""  # stack frames
+    r"|Traceback \(most recent call last\)"
+    r"|\S+\.\w{1,8}:\d+(?::\d+)?(?::|\s*$|\s+(?:error|warning|note)\b)"  # path:line[:col]
+    r"|^\s*-->\s"
+    r"|,line=\d+,col=\d+"  # GitHub annotations (::error file=…,line=…,col=…)
+    r"|\S+\.\w{1,8}::\w"  # test ids
+    r"|^\s*[│╭╰┃┏┗┡└├┌┐┘┤┬┴┼═║]"  # boxes and trees
+    r"|^\s*(?:modified|new file|deleted|renamed):\s"  # git status
+    r"|^\s*(?:FAILED|PASSED|ERROR|SKIPPED|XFAIL|XPASS)\b"
+    r"|^\s*[@\w./\\-]+\.\w{1,8}\s*$"  # a bare path
+    r"|^\s*\S+\s+\|\s+\d+\s+[+-]*\s*$"  # diffstat
+    r"|^\s*\d+ files? (?:changed|reformatted|left unchanged)"
+)
+
+
+def is_tool_output(line: str) -> bool:
+    """Whether a line is a tool's output (a table row, a stack frame, a linter report…)."""
+    return bool(_TOOL_OUTPUT.search(line))
+
+
 STOPWORDS = frozenset(
     (
         "a an and are as at be but by did do does for from had has have how i if in into is it "

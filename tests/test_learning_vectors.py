@@ -8,6 +8,7 @@ import base64
 import random
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from predictive.ingest import learn_vectors, run
@@ -16,7 +17,7 @@ from predictive.operations.search import search
 from predictive.session import ProjectSession
 from storage import MemoryStore, NewMemory
 from storage.embeddings import BATCH_CELLS, HashingEmbedder, _token_batches
-from storage.passages import worth_a_vector
+from storage.passages import fences_at, model_text, said, worth_a_vector
 from storage.sessions import sessions_of
 from storage.sources.records import ChatMessage, Conversation
 from storage.vector_progress import vector_progress
@@ -186,3 +187,126 @@ def test_model_runs_are_bounded_by_rows_and_attention_size() -> None:
         assert len(r) == 1 or len(r) * width * width <= BATCH_CELLS
     assert max(len(r) for r in runs) == 64  # short texts share a run
     assert all(len(r) <= 2 for r in runs if max(lengths[i] for i in r) == 256)
+
+
+class RecordingEmbedder(HashingEmbedder):
+    """The test embedder, keeping every text it was given."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.seen: list[str] = []
+
+    def embed(self, texts: list[str]) -> np.ndarray:
+        self.seen.extend(texts)
+        return super().embed(texts)
+
+
+TEST_RUN = (
+    "\n".join(f"tests/unit/test_engine_{i}.py::test_search_{i} PASSED" for i in range(40))
+    + "\n"
+    + "\n".join(f"src/engines/e{i}.py:{i + 3}:1: F401 `os` imported but unused" for i in range(30))
+)
+
+
+def chat(*messages: tuple[str, str], n: int = 1) -> Conversation:
+    return Conversation(
+        tool="claude",
+        external_id=f"t{n}",
+        title=f"Tests {n}",
+        messages=tuple(
+            ChatMessage(i, role, text, at=1000.0 + i) for i, (role, text) in enumerate(messages)
+        ),
+    )
+
+
+def test_a_passage_of_tool_output_gets_no_vector_and_stays_searchable(tmp_path: Path) -> None:
+    answer = (
+        "Let me run the whole suite to see where the engines stand.\n\n```bash\npytest -q\n"
+        f"```\n\n```\n{TEST_RUN}\n```\n\nThe suite passes; the unused imports are ruff's."
+    )
+    emb = RecordingEmbedder()
+    store = MemoryStore(tmp_path / "m.db", embedder=emb)
+    try:
+        sessions = sessions_of(store)
+        sessions.save(chat(("user", "run the tests please"), ("assistant", answer)))
+        sessions.embed_pending()
+        assert sessions.pending_embeddings() == 0
+        rows = list(store.conn.execute("SELECT text, embedding FROM passages ORDER BY id"))
+        assert len(rows) >= 4  # the output runs over passages of its own
+        output_only = [t for t, v in rows if v is None]
+        assert output_only and all("PASSED" in t or "F401" in t for t in output_only)
+        # the passages inside the block after the first are known to be output too
+        assert any(not t.startswith("```") and "```" not in t for t in output_only)
+        # the model read every other passage, whole, and none of the output-only ones
+        assert sorted(emb.seen) == sorted({t for t, v in rows if v is not None})
+        assert any("Let me run the whole suite" in t for t in emb.seen)
+        assert any("pytest -q" in t for t in emb.seen)
+        assert any("The suite passes" in t for t in emb.seen)
+        progress = vector_progress(store)
+        assert progress is not None and progress.complete
+        for word in ("test_search_17", "imported"):
+            hits = store.conn.execute(
+                "SELECT count(*) FROM passages_fts WHERE passages_fts MATCH ?", (word,)
+            ).fetchone()[0]
+            assert hits >= 1, word
+    finally:
+        store.close()
+
+
+def test_the_model_reads_a_passage_whole_unless_it_is_only_tool_output() -> None:
+    mixed = (
+        "The failure comes from the pinned client:\n"
+        '```\nTraceback (most recent call last):\n  File "api.py", line 3\n'
+        "ImportError: cannot import name 'Client'\n```\n"
+        "tests/test_api.py:12: error\n"
+        "2025-02-25 02:37:01,644 - api - ERROR - engine failed\n"
+        "| engine | status |\n"
+        "So we pin httpx below 0.28.\n"
+        "```python\nimport httpx\n```"
+    )
+    assert said(mixed) == (
+        "The failure comes from the pinned client:\nSo we pin httpx below 0.28.\nimport httpx"
+    )
+    assert model_text(mixed) == mixed  # someone said something: the model reads it all
+    assert model_text("```python\nimport httpx\n```") == "```python\nimport httpx\n```"
+    assert model_text(f"```\n{TEST_RUN}\n```") is None
+    assert model_text(TEST_RUN) is None  # lines of tool output, unfenced
+    assert model_text("Привіт, як справи?") == "Привіт, як справи?"  # words in any script
+    assert model_text("```\nПривіт\n```\n42 -> 43") is None
+    # a passage that starts inside a block of output is read as such
+    tail = "engine 4 answered\n```\nThat was the slow one."
+    assert said(tail, (0, "```", "")) == "That was the slow one."
+    assert model_text(tail, (0, "```", "")) == tail
+    assert model_text("engine 4 answered\nengine 5 answered\n```", (0, "```", "")) is None
+
+
+def test_fences_are_followed_across_a_message() -> None:
+    message = (
+        "Here is the change:\n```diff\n- old\n+ new\n  ```\n  inside the diff\n```\n"
+        "Now the output:\n```text\nline one\nline two\n```\nDone."
+    )
+    offsets = [message.index(x) for x in ("+ new", "inside the diff", "Now", "line two", "Done")]
+    fences = fences_at(message, offsets)
+    # an indented fence inside a diff does not close it
+    assert [f and f[2] for f in fences] == ["diff", "diff", None, "text", None]
+
+
+def test_a_text_the_model_would_read_twice_is_embedded_once(tmp_path: Path) -> None:
+    retry = "Please retry the deploy of the canary with the queue drained first."
+    emb = RecordingEmbedder()
+    store = MemoryStore(tmp_path / "m.db", embedder=emb)
+    try:
+        sessions = sessions_of(store)
+        sessions.save(chat(("user", retry), ("assistant", "Done."), ("user", retry), n=1))
+        sessions.save(chat(("user", retry), n=2))
+        sessions.embed_pending()
+        assert emb.seen.count(retry) == 1
+        vectors = [
+            v
+            for (v,) in store.conn.execute(
+                "SELECT embedding FROM passages WHERE text = ?", (retry,)
+            )
+        ]
+        assert len(vectors) == 3 and len(set(vectors)) == 1 and vectors[0] is not None
+    finally:
+        store.close()
