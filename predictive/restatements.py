@@ -13,16 +13,17 @@ RESTATED = 0.8
 """The share of a text's word triples another text must hold for it to be a restatement."""
 
 
-def shingles(text: str) -> frozenset[tuple[str, str, str]]:
-    """The text's word triples, lowercased."""
+def shingles(text: str) -> frozenset[int]:
+    """The text's word triples, lowercased, each kept as its hash: sets of integers intersect
+    without hashing every triple again, as sets of tuples (whose hash is not stored) would."""
     w = _WORD.findall(text.lower())
-    return frozenset(zip(w, w[1:], w[2:], strict=False))
+    return frozenset(map(hash, zip(w, w[1:], w[2:], strict=False)))
 
 
 def restated(ranked: Iterable[tuple[int, str]], keep: Collection[int] = ()) -> set[int]:
     """The ids (best first in ``ranked``) whose text a better-ranked one already holds; ``keep``
     (two sides of an open contradiction: one changed word is the point) are never dropped."""
-    kept: list[frozenset[tuple[str, str, str]]] = []
+    kept: list[frozenset[int]] = []
     out: set[int] = set()
     for mid, text in ranked:
         s = shingles(text)
