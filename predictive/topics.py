@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import heapq
 from collections import Counter
 from collections.abc import Sequence
 from typing import get_args
@@ -41,8 +42,6 @@ def file_topics(memories: Sequence[Memory]) -> list[tuple[str, int, list[int]]]:
             seen.add(label)
             counts[label] += 1
             ids.setdefault(label, []).append(m.id)
-    return [
-        (label, n, ids[label][:IDS_PER_TOPIC])
-        for label, n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
-        if n > 1
-    ][:MAX_TOPICS]
+    shared = ((label, n) for label, n in counts.items() if n > 1)
+    best = heapq.nsmallest(MAX_TOPICS, shared, key=lambda kv: (-kv[1], kv[0]))
+    return [(label, n, ids[label][:IDS_PER_TOPIC]) for label, n in best]
