@@ -9,10 +9,8 @@ from __future__ import annotations
 
 import asyncio
 import gc
-import json
 import threading
 from pathlib import Path
-from typing import Any
 
 import pytest
 from mcp import Client
@@ -20,6 +18,7 @@ from mcp import Client
 from server.mcp_server.app import Backend, _collector_paused, build_server
 from storage import MemoryStore, NewMemory
 from storage.embeddings import Embedder, HashingEmbedder
+from tests.test_mcp_learning import answer
 
 # Found by meaning only: no word of it is in the memory, so keyword search alone finds nothing.
 BY_MEANING = "paymentgateway exponentialy"
@@ -44,14 +43,6 @@ def learned_store(db: Path) -> None:
     with MemoryStore(db, embedder=HashingEmbedder()) as store:
         store.add(NewMemory(text="Retries of the payment gateway back off exponentially"))
         store.add(NewMemory(text="The release checklist lives in docs/RELEASING.md"))
-
-
-async def answer(client: Client, tool: str, **arguments: Any) -> dict[str, Any]:
-    res = await client.call_tool(tool, arguments)
-    text = res.content[0].text  # type: ignore[union-attr]
-    assert not res.is_error, f"{tool}: {text}"
-    out: dict[str, Any] = json.loads(text)
-    return out
 
 
 @pytest.mark.asyncio
