@@ -71,6 +71,7 @@ class _Section:
     tokens: frozenset[str]
     folders: tuple[str, ...]
     wide: bool
+    shouts: int  # hard rules it states in capitals (see :func:`shouts`)
 
 
 def _words(text: str) -> set[str]:
@@ -110,6 +111,7 @@ class RuleIndex:
                     frozenset(t.lower() for t in _TOKEN.findall(m.text)),
                     folders_named(m.text),
                     not meta.get("globs"),
+                    shouts(m.text),
                 )
             )
         self.per_file: Counter[str] = Counter(
@@ -157,12 +159,12 @@ class RuleIndex:
         topical.sort(key=lambda x: (-x[0], x[1].id))
         for score, m in topical[:MAX_TOPICAL]:
             out.append((m, "topic", min(0.8, 0.4 + 0.04 * score)))
-        wide = [x.memory for x in self.sections if x.wide]
+        wide = [x for x in self.sections if x.wide]
         taken = {m.id for m, _, _ in out}
         if len(wide) <= MAX_TOPICAL:  # a short project-wide rule set applies to every file
-            out += [(m, "topic", WIDE_RELEVANCE) for m in wide if m.id not in taken]
+            out += [(x.memory, "topic", WIDE_RELEVANCE) for x in wide if x.memory.id not in taken]
         else:
-            hard = [(shouts(m.text), m) for m in wide if m.id not in taken]
-            hard = sorted((x for x in hard if x[0]), key=lambda x: (-x[0], x[1].id))
-            out += [(m, "topic", HARD_RELEVANCE) for _, m in hard[:MAX_HARD]]
+            hard = [x for x in wide if x.shouts and x.memory.id not in taken]
+            hard.sort(key=lambda x: (-x.shouts, x.memory.id))
+            out += [(x.memory, "topic", HARD_RELEVANCE) for x in hard[:MAX_HARD]]
         return out

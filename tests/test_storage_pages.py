@@ -74,3 +74,17 @@ def test_the_token_counter_gives_back_its_library_file_after_loading_and_counts_
     text = "The context engine fits each tier to its budget: 日本語, 😀, def f(x): return x+1"
     expected = bpe_openai.get_encoding("o200k_base").encode_ordinary(text)
     assert encoding.encode_ordinary(text) == list(expected)
+
+
+def test_off_linux_nothing_is_asked_and_nothing_fails(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from storage.embeddings import release_freed_heap
+
+    path = tmp_path / "data.bin"
+    path.write_bytes(b"x" * 8192)
+    monkeypatch.setattr(sys, "platform", "darwin")
+    with open(path, "rb") as f, mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as m:
+        assert m[:1] == b"x"
+        assert drop_file_pages(path) == 0
+    assert release_freed_heap() is False
