@@ -11,8 +11,9 @@ code and, with ``--before``, for the code of another checkout (``git worktree ad
 ``--commits N`` adds a generated history of N commits (``bench_ingest``'s project: three files
 a commit, the decision records of ``tests/data/adr``, one rule file of every kind);
 ``--chat-scale K`` adds the dev set's workspace with its SpecStory conversations copied K
-times (each copy its own file, title and first line; the git history as it is): the dev set's
-shape at K times its chat volume.
+times (each copy its own file and title, every paragraph marked with its copy so that none is
+embedded once for all copies; the git history as it is): the dev set's shape at K times its
+chat volume.
 Reported per run: time to searchable (text and keyword index committed: the summary's
 ``searchableSeconds``; an older ingest that embedded inline is searchable only at its end),
 time to fully embedded (the process exits with no memory or passage left without a vector),
@@ -199,19 +200,20 @@ def chat_scaled(name: str, scale: int) -> Path:
 
 def _nth_copy(text: str, k: int) -> str:
     """A SpecStory conversation as its ``k``-th copy: ``(copy k)`` after its title (the
-    ``## Title (date)`` line) and after the first line of its first message."""
+    ``## Title (date)`` line) and at the end of the first line of every paragraph, code
+    blocks' inner paragraphs too, so no passage of a copy repeats a passage of the original
+    (identical texts are embedded once, and the copies are there to cost what new ones would)."""
     lines = text.split("\n")
+    titled = False
     for i, line in enumerate(lines):
-        if line.startswith("## ") and "(" in line and line != "## SpecStory":
+        if not titled and line.startswith("## ") and "(" in line and line != "## SpecStory":
             title, _, when = line.rpartition(" (")
             lines[i] = f"{title} (copy {k}) ({when}"
-            break
-    for i, line in enumerate(lines):
-        if line.strip() == "_**User**_":
-            j = next((n for n in range(i + 1, len(lines)) if lines[n].strip()), None)
-            if j is not None:
-                lines[j] = f"{lines[j]} (copy {k})"
-            break
+            titled = True
+            continue
+        starts = i == 0 or not lines[i - 1].strip() or lines[i - 1].lstrip().startswith("```")
+        if starts and line.strip() and not line.lstrip().startswith(("```", "#", "_**")):
+            lines[i] = f"{line} (copy {k})"
     return "\n".join(lines)
 
 
