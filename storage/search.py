@@ -75,28 +75,63 @@ class SearchHit:
         }
 
 
+@dataclass
+class _TermCounts:
+    """In how many memories each term is, probed up to a cap, for one store generation."""
+
+    generation: int
+    memories: int
+    cap: int
+    counts: dict[str, int] = field(default_factory=dict)
+    wide: dict[str, int] = field(default_factory=dict)  # probed up to half the memories
+
+
+def _term_counts(store: MemoryStore) -> _TermCounts:
+    gen = store.generation()
+    cache: _TermCounts | None = getattr(store, "_df_cache", None)
+    if cache is None or cache.generation != gen:
+        n = store.conn.execute("SELECT count(*) FROM memories_fts").get
+        cache = _TermCounts(gen, n, max(COMMON_TERM_MIN_DOCS, int(n * COMMON_TERM_SHARE)))
+        store._df_cache = cache  # type: ignore[attr-defined]
+    return cache
+
+
+def _probe(store: MemoryStore, term: str, cap: int) -> int:
+    """In how many memories ``term`` is, counted up to ``cap + 1``."""
+    return int(
+        store.conn.execute(
+            "SELECT count(*) FROM (SELECT rowid FROM memories_fts WHERE memories_fts "
+            "MATCH ? LIMIT ?)",
+            (fts_phrase(term), cap + 1),
+        ).get
+    )
+
+
 def _selective_terms(store: MemoryStore, terms: list[str]) -> list[str] | None:
     """Drop terms found in so many memories that they carry little signal but make bm25
     score thousands of rows ("api", "src" in a code base). Counts are capped probes, cached
     per store generation. None when every term is that common."""
-    gen = store.generation()
-    cache: tuple[int, int, dict[str, int]] | None = getattr(store, "_df_cache", None)
-    if cache is None or cache[0] != gen:
-        n = store.conn.execute("SELECT count(*) FROM memories_fts").get
-        cache = (gen, max(COMMON_TERM_MIN_DOCS, int(n * COMMON_TERM_SHARE)), {})
-        store._df_cache = cache  # type: ignore[attr-defined]
-    _, cap, counts = cache
+    tc = _term_counts(store)
     kept = []
     for t in terms:
-        if t not in counts:
-            counts[t] = store.conn.execute(
-                "SELECT count(*) FROM (SELECT rowid FROM memories_fts WHERE memories_fts "
-                "MATCH ? LIMIT ?)",
-                (fts_phrase(t), cap + 1),
-            ).get
-        if counts[t] <= cap:
+        if t not in tc.counts:
+            tc.counts[t] = _probe(store, t, tc.cap)
+        if tc.counts[t] <= tc.cap:
             kept.append(t)
     return kept or None
+
+
+def _common_terms(store: MemoryStore, terms: list[str]) -> list[str]:
+    """Of terms that are all common, the rarest :data:`COMMON_TERMS_KEPT`, rarest first,
+    leaving out those in more than half the memories (they tell nothing, and FTS5 would
+    read every row of theirs to intersect them) unless every term is."""
+    tc = _term_counts(store)
+    half = max(tc.cap, tc.memories // 2)
+    for t in terms:
+        if t not in tc.wide:
+            tc.wide[t] = _probe(store, t, half)
+    useful = [t for t in terms if tc.wide[t] <= half] or terms
+    return sorted(useful, key=lambda t: tc.wide[t])[:COMMON_TERMS_KEPT]
 
 
 def keyword_candidates(
@@ -110,7 +145,7 @@ def keyword_candidates(
     if selective is not None:
         return _bm25(store, fts_or(selective), filters, limit)
     # Every word is common: memories holding them all (then most of them) are the signal.
-    common = terms[:COMMON_TERMS_KEPT]
+    common = _common_terms(store, terms)
     for n in range(len(common), 0, -1):
         found = _bm25(store, " AND ".join(fts_phrase(t) for t in common[:n]), filters, limit)
         if found or n == 1:
