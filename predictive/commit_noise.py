@@ -67,6 +67,18 @@ _SESSION = re.compile(
 )
 _CHECKLIST_HEADING = re.compile(r"^\s{0,3}(#{1,6})\s+.*\bcheck\s?list\b", re.I)
 _HEADING = re.compile(r"^\s{0,3}#{1,6}\s+\S")
+# "Jira: [PROJ-1](https://…)", "[PROJ-1]: https://…": a tracker's link with only its name.
+_LABELLED_LINK = re.compile(
+    r"^\s*(?:[-*]\s*)?(?:[\w .-]{1,30}:\s*(?:<?https?://\S+>?|\[[^\]]*\]\(\s*https?://[^)]*\))"
+    r"|\[[^\]]+\]:\s*<?https?://\S+>?)\s*$"
+)
+# What a template section holds when the author had nothing to say in it.
+_NOTHING = re.compile(r"^\s*(?:[-*]\s*)?(?:none|n/?a|no|nope|nothing|tbd|-+|_?none_?)\.?\s*$", re.I)
+_FENCE = re.compile(r"^\s{0,3}(`{3,}|~{3,})\s*([\w+-]*)")
+_OUTPUT_FENCES = frozenset({"", "text", "txt", "console", "output", "log", "logs", "plaintext"})
+OUTPUT_LINES_KEPT = 3
+"""Lines of a long block of program output (a stack trace, a log) a commit keeps: the error,
+not every frame."""
 
 
 @dataclass(frozen=True)
@@ -118,8 +130,9 @@ def is_trivial(subject: str, body: str) -> bool:
 
 
 def meaningful_body(body: str) -> str:
-    """A commit body without trailers, checklists, HTML comments, empty headings or runs of
-    blank lines."""
+    """A commit body without trailers, checklists, HTML comments, tracker links, empty
+    headings (or headings over only "None"), runs of blank lines, and the tail of a long block
+    of program output."""
     text = _IMAGE.sub("", _HTML_TAG.sub("", _HTML_COMMENT.sub("", body or "")))
     lines: list[str] = []
     checklist = 0  # the level of the checklist heading being skipped (0: none)
@@ -134,9 +147,10 @@ def meaningful_body(body: str) -> str:
             continue
         if _TRAILER.match(s.strip()) or _CHECKBOX.match(s):
             continue
-        if _LINK_ONLY.match(s) or _SESSION.match(s):
+        if _LINK_ONLY.match(s) or _SESSION.match(s) or _LABELLED_LINK.match(s):
             continue
         lines.append(s)
+    lines = _without_nothing(_short_output(lines))
     kept: list[str] = []
     for i, line in enumerate(lines):
         if _HEADING.match(line):
@@ -147,3 +161,56 @@ def meaningful_body(body: str) -> str:
             continue
         kept.append(line)
     return "\n".join(kept).strip()
+
+
+def _without_nothing(lines: list[str]) -> list[str]:
+    """Without a "None" (or "N/A", "-") that is all a heading has under it."""
+    out: list[str] = []
+    for i, line in enumerate(lines):
+        if _NOTHING.match(line):
+            before = next((n for n in reversed(out) if n.strip()), "")
+            after = next((n for n in lines[i + 1 :] if n.strip()), "")
+            if _HEADING.match(before) and (not after or _HEADING.match(after)):
+                continue
+        out.append(line)
+    return out
+
+
+def _short_output(lines: list[str]) -> list[str]:
+    """Each fenced block of program output (no language, or ``text``, ``console``, ``log``…)
+    longer than :data:`OUTPUT_LINES_KEPT` lines cut to its first lines and how many followed."""
+    out: list[str] = []
+    i = 0
+    while i < len(lines):
+        opening = _FENCE.match(lines[i])
+        if opening is None or opening.group(2).lower() not in _OUTPUT_FENCES:
+            if opening is not None:  # a block of code: kept whole, its fences too
+                end = _closing(lines, i, opening.group(1))
+                out.extend(lines[i : end + 1])
+                i = end + 1
+                continue
+            out.append(lines[i])
+            i += 1
+            continue
+        end = _closing(lines, i, opening.group(1))
+        inner = lines[i + 1 : end]
+        out.append(lines[i])
+        if len(inner) > OUTPUT_LINES_KEPT + 1:
+            out += inner[:OUTPUT_LINES_KEPT]
+            out.append(f"… ({len(inner) - OUTPUT_LINES_KEPT} more lines)")
+        else:
+            out += inner
+        if end < len(lines):
+            out.append(lines[end])
+        i = end + 1
+    return out
+
+
+def _closing(lines: list[str], start: int, marker: str) -> int:
+    """The index of the line that closes the fence opened at ``start`` (``len(lines)`` when
+    none does)."""
+    for j in range(start + 1, len(lines)):
+        s = lines[j].strip()
+        if s.startswith(marker[0] * len(marker)) and not s.strip(marker[0]):
+            return j
+    return len(lines)

@@ -71,8 +71,9 @@ named the file only in tracebacks; @5 / @10 0.821 / 0.900 → 0.871 / 1.000), ch
 twat-search (unchanged, 0.949 / 0.988). Adding output lines to files a conversation also talks
 about lost there (long sessions that ran a linter over every file rose above the ones that
 discussed it: 0.949 → 0.899 at 5 items)."""
-GIT_FORMAT = "2"
-"""How commits are stored: "2" = subject and meaningful body, noise left out. A store whose
+GIT_FORMAT = "3"
+"""How commits are stored: "2" = subject and meaningful body, noise left out; "3" = that body
+without tracker links, sections of only "None" and the tail of long program output. A store whose
 git state has an older format re-reads the history once and rewrites what it holds."""
 
 Progress = Callable[..., None]

@@ -165,3 +165,28 @@ def test_pull_request_template_boilerplate_is_not_knowledge() -> None:
         "Checklist",
     ):
         assert dropped not in kept, dropped
+
+
+def test_a_crash_commit_keeps_its_error_not_every_frame() -> None:
+    frames = "\n".join(
+        f"#{i} 0x00{i:02d} frame_{i} (src/native/map.cpp:{100 + i})" for i in range(20)
+    )
+    body = (
+        "## Description\n\n"
+        "Guard taint queries without a context: the map was read after the GC freed it.\n\n"
+        f"```\nError UnixSignal: SEGV_MAPERR\n{frames}\n```\n\n"
+        "```python\n" + "\n".join(f"step_{i}()" for i in range(8)) + "\n```\n\n"
+        "Jira: [PROJ-69136](https://tracker.example.com/browse/PROJ-69136)\n\n"
+        "## Risks\n\nNone\n\n"
+        "## Additional Notes\n\nN/A\n\n"
+        "[PROJ-69136]: https://tracker.example.com/browse/PROJ-69136?origin=abc\n"
+    )
+    kept = meaningful_body(body)
+    assert "the map was read after the GC freed it" in kept
+    assert "Error UnixSignal: SEGV_MAPERR" in kept and "#1 0x0001 frame_1" in kept
+    assert "frame_2 " not in kept and "… (18 more lines)" in kept
+    assert all(f"step_{i}()" in kept for i in range(8))  # code is kept whole
+    for dropped in ("PROJ-69136", "Risks", "None", "Additional Notes", "N/A"):
+        assert dropped not in kept, dropped
+    # a section that says something is kept, "No" included when more follows
+    assert "Low: only when" in meaningful_body("## Risks\n\nNo.\nLow: only when the flag is on.")
