@@ -20,18 +20,8 @@ from typing import TYPE_CHECKING, Any
 
 from predictive.budget import BudgetConfig
 from predictive.compress import fill_levels, reset_stale_levels
-from predictive.engine import AssembledContext, ContextEngine
 from predictive.learning import Learning
-from predictive.operations.context import context_for_file
 from predictive.operations.errors import ArgumentError
-from predictive.operations.prompt import (
-    BriefArgs,
-    PromptAnswer,
-    PromptArgs,
-    answer_prompt,
-    project_brief,
-)
-from predictive.operations.requests import ContextArgs
 from predictive.retrieval import find
 from predictive.staleness import Staleness
 from predictive.state import EditorState
@@ -42,7 +32,10 @@ from storage.embeddings import Embedder, embedder_from_env
 from storage.paths import default_db_path, git_root
 
 if TYPE_CHECKING:
+    from predictive.engine import AssembledContext, ContextEngine
     from predictive.ingest import Learned
+    from predictive.operations.prompt import BriefArgs, PromptAnswer, PromptArgs
+    from predictive.operations.requests import ContextArgs
 
 Progress = Callable[..., None]  # (done, total, message=None); raising cancels the step
 Check = Callable[[], None]  # raises to cancel between pages
@@ -117,6 +110,8 @@ class ProjectSession:
     @property
     def engine(self) -> ContextEngine:
         """The long-lived context engine (its caches make a repeated context cheap)."""
+        from predictive.engine import ContextEngine  # a search or a hook never needs it
+
         with self._lock:
             if self._engine is None:
                 self._engine = ContextEngine(
@@ -131,18 +126,19 @@ class ProjectSession:
             self._budget = budget
             self._engine = None
 
-    def warm(self) -> None:
+    def warm(self, *, engine: bool = True) -> None:
         """Load now what the first answer would otherwise wait for: the embedder (with its first
-        run), the vector index, the token counter, the context engine, and the calling thread's
-        connection to the store (by one search that records nothing). An answer that needs a
-        part another thread is still loading waits for it."""
+        run), the vector index, the token counter, the calling thread's connection to the store
+        (by one search that records nothing) and, with ``engine``, the context engine. An answer
+        that needs a part another thread is still loading waits for it."""
         store = self.store
         embedder = store.embedder
         if store.vectors() is not None and embedder is not None:
             embedder.embed([WARM_QUERY])
         count_tokens(WARM_QUERY)
-        self.engine  # noqa: B018
         find(store, WARM_QUERY)
+        if engine:
+            self.engine  # noqa: B018
 
     # ---- preparation -----------------------------------------------------------------------
 
@@ -254,14 +250,20 @@ class ProjectSession:
     def context(self, a: ContextArgs, *, record: bool = True) -> AssembledContext:
         """The context for a file of this project, by the session's engine, with what the
         editor shows of it (:attr:`state`) unless the request says otherwise."""
+        from predictive.operations.context import context_for_file
+
         return context_for_file(self.store, a, self.root, self.engine, self.state, record=record)
 
     def answer_prompt(self, a: PromptArgs) -> PromptAnswer:
         """The memories that answer a prompt an agent was given (its hooks ask)."""
+        from predictive.operations.prompt import answer_prompt
+
         return answer_prompt(self.store, self.root, a)
 
     def brief(self, a: BriefArgs) -> PromptAnswer:
         """The project brief an agent gets when a session starts."""
+        from predictive.operations.prompt import project_brief
+
         return project_brief(self.store, a)
 
     def close(self) -> None:

@@ -5,8 +5,8 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-from predictive.engine import ContextRequest
 from predictive.signals import (
     Activity,
     ActivityOverride,
@@ -18,6 +18,9 @@ from predictive.signals import (
     FileOpened,
     Signal,
 )
+
+if TYPE_CHECKING:
+    from predictive.engine import ContextRequest
 
 
 def _no_documents(path: str) -> str | None:
@@ -102,6 +105,8 @@ class EditorState:
         return None if self.active is None else self._request_for(self.active)
 
     def _request_for(self, path: str) -> ContextRequest:
+        from predictive.engine import ContextRequest  # an editor's state is kept without it
+
         return ContextRequest(
             path=path,
             text=self.documents(path),

@@ -1,6 +1,6 @@
 """``python -m server`` runs the command line; ``python -m server serve`` the language server
 and ``python -m server hook`` an agent's hook (both dispatched before the command line is
-imported, so they start fast)."""
+imported, so they start fast; ``mcp`` is dispatched by :mod:`server.launch`)."""
 
 import sys
 
@@ -14,6 +14,6 @@ if len(sys.argv) > 1 and sys.argv[1] == "hook":
 
     sys.exit(hook_main(sys.argv[2:]))
 
-from server.cli import main
+from server.launch import main
 
 sys.exit(main())

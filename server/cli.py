@@ -22,10 +22,11 @@ from typing import Any, NoReturn
 import apsw
 
 from predictive import operations as ops
-from predictive.operations import Activity, ArgumentError, Invalid, llm_config
+from predictive.operations import Activity, ArgumentError, Invalid
 from predictive.operations.requests import ReviewName
 from predictive.session import ProjectSession, find_root
 from server.convert import to_wire
+from server.launch import add_global_options, configure_llm
 from storage import (
     Anchor,
     EdgeType,
@@ -127,20 +128,7 @@ def build_parser() -> argparse.ArgumentParser:
         prog="living-memory",
         description="Project memory for AI-assisted coding.",
     )
-    p.add_argument(
-        "--db",
-        type=Path,
-        help="database file (default: $LIVING_MEMORY_DB, else the user data dir keyed by the "
-        "git root of the current directory)",
-    )
-    p.add_argument(
-        "--model-dir",
-        type=Path,
-        default=os.environ.get(ENV_MODEL_DIR) or None,
-        help="embedding model directory with model.onnx + tokenizer.json "
-        f"(default: ${ENV_MODEL_DIR}, else the packaged all-MiniLM-L6-v2)",
-    )
-    p.add_argument("-v", "--verbose", action="store_true", help="log to stderr")
+    add_global_options(p)
     sub = p.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     sub.required = True
 
@@ -1131,10 +1119,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_ERROR
     if args.command == "serve":
         return cmd_serve(args)
-    llm, problems = llm_config.config_from_env()  # LIVING_MEMORY_LLM_* (README: optional LLM)
-    for problem in problems:
-        print(f"warning: {problem}", file=sys.stderr)
-    llm_config.configure(llm)
+    configure_llm()
     if getattr(args, "run", None) is not None:
         return int(args.run(args))
     logging.basicConfig(

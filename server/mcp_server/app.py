@@ -93,10 +93,21 @@ class Backend:
             self.worker.submit(self._warm_worker, session)
 
     def _warm_worker(self, session: ProjectSession) -> None:
+        """What a search needs first; the context engine then comes in a job of its own, behind
+        a call that came meanwhile (an agent's first call is rarely for a file's context)."""
         try:
-            session.warm()
+            session.warm(engine=False)
         except Exception:
             log.warning("warming the store's worker failed", exc_info=True)
+            return
+        with suppress(RuntimeError):  # the server has stopped already
+            self.worker.submit(self._warm_engine, session)
+
+    def _warm_engine(self, session: ProjectSession) -> None:
+        try:
+            session.engine  # noqa: B018
+        except Exception:
+            log.warning("building the context engine failed", exc_info=True)
 
     def start(self, ingest: bool = True) -> list[threading.Thread]:
         """Warm the session on one thread and prepare it on another, both started now: a
@@ -129,11 +140,12 @@ class Backend:
 
 def build_server(backend: Backend) -> MCPServer:
     """The MCP server with every Living Memory tool registered."""
-    from mcp.server.mcpserver import MCPServer
+    from server.mcp_server.sdk import server_class
 
+    server_type = server_class()
     from server.mcp_server.tools import register
 
-    app: MCPServer = MCPServer(
+    app: MCPServer = server_type(
         "living-memory",
         title="Living Memory",
         instructions=INSTRUCTIONS,

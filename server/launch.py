@@ -1,0 +1,106 @@
+"""The ``living-memory`` command's entry point: ``mcp`` is parsed by the global options and its
+own parser alone and runs without importing the rest of the command line (an agent's client
+starts it and waits for its first answer); every other command goes to :mod:`server.cli`."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import NoReturn
+
+VALUED = ("--db", "--model-dir")
+"""The global options that take a value (``--db PATH`` or ``--db=PATH``)."""
+FLAGS = ("-v", "--verbose")
+EXIT_ERROR = 2
+
+
+class UsageError(Exception):
+    """A command line argparse refused: printed as one line, exit code 2."""
+
+
+class Parser(argparse.ArgumentParser):
+    """An argument parser whose errors are :class:`UsageError`, not an exit."""
+
+    def error(self, message: str) -> NoReturn:
+        raise UsageError(f"{self.prog}: {message}")
+
+
+def add_global_options(p: argparse.ArgumentParser) -> None:
+    """The options every command takes before its name."""
+    from storage.embeddings import ENV_MODEL_DIR
+
+    p.add_argument(
+        "--db",
+        type=Path,
+        help="database file (default: $LIVING_MEMORY_DB, else the user data dir keyed by the "
+        "git root of the current directory)",
+    )
+    p.add_argument(
+        "--model-dir",
+        type=Path,
+        default=os.environ.get(ENV_MODEL_DIR) or None,
+        help="embedding model directory with model.onnx + tokenizer.json "
+        f"(default: ${ENV_MODEL_DIR}, else the packaged all-MiniLM-L6-v2)",
+    )
+    p.add_argument("-v", "--verbose", action="store_true", help="log to stderr")
+
+
+def configure_llm() -> None:
+    """The optional model of ``LIVING_MEMORY_LLM_*`` (README), its problems warned about."""
+    from predictive.operations import llm_config
+
+    llm, problems = llm_config.config_from_env()
+    for problem in problems:
+        print(f"warning: {problem}", file=sys.stderr)
+    llm_config.configure(llm)
+
+
+def command_of(argv: Sequence[str]) -> str | None:
+    """The command a command line names after the global options, or None when it names none
+    or spells an option in a way this does not read (an abbreviation): the full parser then
+    decides."""
+    i = 0
+    while i < len(argv):
+        word = argv[i]
+        if word in VALUED:
+            i += 2
+        elif word in FLAGS or word.startswith(tuple(f"{o}=" for o in VALUED)):
+            i += 1
+        else:
+            return None if word.startswith("-") else word
+    return None
+
+
+def mcp_parser() -> Parser:
+    """The global options and the ``mcp`` command, as the full command line defines them."""
+    from server.mcp_server.command import add_parser
+
+    p = Parser(prog="living-memory", description="Project memory for AI-assisted coding.")
+    add_global_options(p)
+    sub = p.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
+    sub.required = True
+    add_parser(sub)
+    return p
+
+
+def run_mcp(argv: Sequence[str]) -> int:
+    """``living-memory [global options] mcp …``: the MCP server (or ``mcp install``)."""
+    try:
+        args = mcp_parser().parse_args(list(argv))
+    except UsageError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return EXIT_ERROR
+    configure_llm()
+    return int(args.run(args))
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = list(sys.argv[1:] if argv is None else argv)
+    if command_of(args) == "mcp":
+        return run_mcp(args)
+    from server.cli import main as cli_main
+
+    return cli_main(args)
