@@ -3,17 +3,23 @@ the server starts, the session is initialised without waiting for them, and a to
 arrives before they are in waits for them and answers in full.
 
 The server runs in-process, driven by the official SDK client (``mcp.Client``), with an
-embedder whose loading is held until the test lets it finish."""
+embedder whose loading is held until the test lets it finish; and as a fresh process started
+the way a client starts it (``living-memory --db … mcp``: the command's own small parser, the
+SDK's server layer alone)."""
 
 from __future__ import annotations
 
 import asyncio
 import gc
+import json
+import sys
 import threading
 from pathlib import Path
 
 import pytest
-from mcp import Client
+from mcp import Client, ClientSession
+from mcp.client.stdio import StdioServerParameters, stdio_client
+from mcp_support import call_error, server_env
 
 from server.mcp_server.app import Backend, _collector_paused, build_server
 from storage import MemoryStore, NewMemory
@@ -129,3 +135,36 @@ def test_the_collector_is_back_on_after_the_start_even_when_it_fails() -> None:
         raise RuntimeError("the SDK could not be imported")
     assert gc.isenabled()
     gc.unfreeze()
+
+
+@pytest.mark.asyncio
+async def test_a_fresh_process_answers_initialize_a_search_and_a_bad_call(tmp_path: Path) -> None:
+    db = tmp_path / "store" / "memory.db"
+    db.parent.mkdir()
+    learned_store(db)
+    root = tmp_path / "project"
+    (root / ".git").mkdir(parents=True)
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "server", "--db", str(db), "mcp", "--no-ingest", "--root", str(root)],
+        env=server_env(tmp_path / "data"),
+        cwd=str(root),
+    )
+    with open(tmp_path / "stderr.log", "w") as errlog:
+        async with (
+            stdio_client(params, errlog=errlog) as (read, write),
+            ClientSession(read, write) as session,
+        ):
+            hello = await session.initialize()
+            found = await session.call_tool("search", {"query": BY_MEANING})
+            refused = await call_error(session, "recall", id=0)
+            unknown = await session.call_tool("no_such_tool", {})
+            again = await session.call_tool("recall", {"id": 2, "level": "full"})
+    assert hello.server_info.name == "living-memory"
+    assert hello.capabilities.tools is not None
+    assert not found.is_error
+    assert [i["id"] for i in json.loads(found.content[0].text)["items"]] == [1]  # type: ignore[union-attr]
+    assert "id" in refused and "greater than or equal to 1" in refused
+    assert unknown.is_error and "no_such_tool" in unknown.content[0].text  # type: ignore[union-attr]
+    assert "docs/RELEASING.md" in json.loads(again.content[0].text)["text"]  # type: ignore[union-attr]
+    assert (tmp_path / "stderr.log").read_text() == ""
