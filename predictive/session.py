@@ -110,7 +110,7 @@ class ProjectSession:
     @property
     def engine(self) -> ContextEngine:
         """The long-lived context engine (its caches make a repeated context cheap)."""
-        from predictive.engine import ContextEngine  # a search or a hook never needs it
+        from predictive.engine import ContextEngine  # a search never needs it
 
         with self._lock:
             if self._engine is None:
