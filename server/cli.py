@@ -26,7 +26,7 @@ from predictive.operations import Activity, ArgumentError, Invalid
 from predictive.operations.requests import ReviewName
 from predictive.session import ProjectSession, find_root
 from server.convert import to_wire
-from server.launch import add_global_options, configure_llm
+from server.options import add_global_options, configure_llm
 from storage import (
     Anchor,
     EdgeType,
