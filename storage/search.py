@@ -122,16 +122,22 @@ def _selective_terms(store: MemoryStore, terms: list[str]) -> list[str] | None:
 
 
 def _common_terms(store: MemoryStore, terms: list[str]) -> list[str]:
-    """Of terms that are all common, the rarest :data:`COMMON_TERMS_KEPT`, rarest first,
-    leaving out those in more than half the memories (they tell nothing, and FTS5 would
-    read every row of theirs to intersect them) unless every term is."""
+    """Of terms that are all common, the first :data:`COMMON_TERMS_KEPT` but those in more
+    than half the memories (bm25 gives them no weight, and FTS5 would read every row of
+    theirs to intersect them), unless every one is."""
     tc = _term_counts(store)
     half = max(tc.cap, tc.memories // 2)
-    for t in terms:
+    first = terms[:COMMON_TERMS_KEPT]
+    for t in first:
         if t not in tc.wide:
             tc.wide[t] = _probe(store, t, half)
-    useful = [t for t in terms if tc.wide[t] <= half] or terms
-    return sorted(useful, key=lambda t: tc.wide[t])[:COMMON_TERMS_KEPT]
+    return [t for t in first if tc.wide[t] <= half] or first
+
+
+def _all_of(store: MemoryStore, terms: list[str]) -> str:
+    """An FTS5 AND of ``terms``, rarest first: the order FTS5 intersects them fastest."""
+    wide = _term_counts(store).wide
+    return " AND ".join(fts_phrase(t) for t in sorted(terms, key=lambda t: wide.get(t, 0)))
 
 
 def keyword_candidates(
@@ -147,7 +153,7 @@ def keyword_candidates(
     # Every word is common: memories holding them all (then most of them) are the signal.
     common = _common_terms(store, terms)
     for n in range(len(common), 0, -1):
-        found = _bm25(store, " AND ".join(fts_phrase(t) for t in common[:n]), filters, limit)
+        found = _bm25(store, _all_of(store, common[:n]), filters, limit)
         if found or n == 1:
             return found
     return []
