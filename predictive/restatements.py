@@ -22,17 +22,21 @@ def shingles(text: str) -> frozenset[int]:
 
 def restated(ranked: Iterable[tuple[int, str]], keep: Collection[int] = ()) -> set[int]:
     """The ids (best first in ``ranked``) whose text a better-ranked one already holds; ``keep``
-    (two sides of an open contradiction: one changed word is the point) are never dropped."""
+    (two sides of an open contradiction: one changed word is the point) are never dropped.
+
+    A text is compared with each kept one only when all kept texts together hold enough of its
+    triples: no single one can hold more than they all do, and most texts share few triples with
+    any other, so one intersection with their union settles them."""
     kept: list[frozenset[int]] = []
+    union: set[int] = set()
     out: set[int] = set()
     for mid, text in ranked:
         s = shingles(text)
-        if (
-            mid not in keep
-            and len(s) >= MIN_SHINGLES
-            and any(len(s & k) >= RESTATED * len(s) for k in kept)
-        ):
-            out.add(mid)
-            continue
+        if mid not in keep and len(s) >= MIN_SHINGLES:
+            need = RESTATED * len(s)
+            if len(s & union) >= need and any(len(s & k) >= need for k in kept):
+                out.add(mid)
+                continue
         kept.append(s)
+        union |= s
     return out
