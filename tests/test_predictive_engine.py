@@ -269,6 +269,32 @@ def test_cache_hits_until_the_store_changes(store: MemoryStore) -> None:
     assert not engine.assemble(req(branch="other")).cached
 
 
+def test_warm_caches_give_the_cold_context_and_follow_every_write(store: MemoryStore) -> None:
+    populate(store, 150)
+    warm = ContextEngine(store, cache_size=0)  # no result cache: every context is assembled
+    files = [FILE, "src/payments/retry.py", "src/auth/tokens.py"]
+    # (nothing recorded: served counts move the ranking, and a warm engine reads them late)
+    for path in files * 2:  # the second round runs on the caches the first one filled
+        assert warm.assemble(req(path=path), record=False).markdown == (
+            ContextEngine(store).assemble(req(path=path), record=False).markdown
+        )
+    shown = warm.assemble(req(), record=False).memory_ids
+    changed, forgotten = shown[0], shown[1]
+    store.update(changed, text="Charges are retried at most twice, never inside backoff()")
+    store.archive(forgotten, "wrong")
+    added = store.add(
+        NewMemory(
+            "A new decision: stripe_client refunds go through the ledger",
+            kind=Kind.DECISION,
+            anchors=[anchor("file", FILE)],
+        )
+    ).id
+    after = warm.assemble(req(), record=False)
+    assert "retried at most twice" in after.markdown
+    assert forgotten not in after.memory_ids and added in after.memory_ids
+    assert after.markdown == ContextEngine(store).assemble(req(), record=False).markdown
+
+
 def test_retrieval_is_recorded_without_invalidating(store: MemoryStore) -> None:
     populate(store, 10)
     engine = ContextEngine(store)
