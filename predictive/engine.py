@@ -540,7 +540,7 @@ class ContextEngine:
                     k=max(self.search_k, total // 200),
                     candidates=max(self.search_k, total // 200) * 2,
                     min_similarity=MIN_SIMILARITY,
-                    query_vector=qvec.result() if qvec is not None else None,
+                    query_vector=qvec,  # waited for after the keyword search
                     loader=lambda ids: self._memories(ids, generation),
                 )
             except StoreError:

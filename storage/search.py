@@ -274,7 +274,7 @@ def search(
     fusion: str = DEFAULT_FUSION,
     candidates: int | None = None,
     alpha: float = DEFAULT_ALPHA,
-    query_vector: np.ndarray | None = None,
+    query_vector: np.ndarray | Future[np.ndarray] | None = None,
     min_similarity: float | None = None,
     loader: Callable[[list[int]], list[Memory]] | None = None,
     context: bool = True,
@@ -283,6 +283,8 @@ def search(
 
     Without an embedder, hybrid quietly becomes keyword search (vector mode is an error).
     ``min_similarity`` drops vector candidates less similar than that (noise in small stores).
+    ``query_vector`` may be a future (a caller embedding the query already): it is waited for
+    after the keyword search, as the query's own embedding would be.
     ``loader`` fetches memories by id in place of the store (a caller's cache).
     ``context``: in hybrid search with weighted fusion, a message of a conversation thread is
     scored with its neighbouring messages too (:mod:`storage.neighbours`); keyword and vector
@@ -304,10 +306,11 @@ def search(
         raise InvalidInput("vector search needs an embedding model")
     kw: list[tuple[int, float]] = []
     vec: list[tuple[int, float]] = []
-    qv: np.ndarray | None = query_vector
+    qv = query_vector if not isinstance(query_vector, Future) else None
+    given = query_vector if isinstance(query_vector, Future) else None
     embedding: Future[np.ndarray] | None = None
     wants_vectors = mode in ("hybrid", "vector") and store.has_embedder
-    if wants_vectors and qv is None:
+    if wants_vectors and qv is None and given is None:
         emb = store.embedder
         assert emb is not None
         # the query is embedded on the side (onnxruntime releases the GIL) while FTS5 ranks
@@ -315,7 +318,13 @@ def search(
     if mode in ("hybrid", "keyword"):
         kw = keyword_candidates(store, query, filters, pool)
     if wants_vectors:
-        if embedding is not None:
+        if given is not None:
+            qv = given.result()
+        if qv is None:
+            if embedding is None:  # the caller's future gave no vector: embed here
+                emb = store.embedder
+                assert emb is not None
+                embedding = _embedding_pool().submit(emb.embed, [query])
             qv = embedding.result()[0]
         assert qv is not None
         vec = vector_candidates(store, qv, filters, pool)

@@ -179,6 +179,28 @@ def test_a_given_query_vector_is_used(store: MemoryStore, docs: dict[str, int]) 
     assert hits[0].memory.id == docs["cache"] and hits[0].similarity > 0.99
 
 
+def test_a_query_vector_still_being_computed_is_waited_for(
+    store: MemoryStore, docs: dict[str, int]
+) -> None:
+    from concurrent.futures import Future
+
+    assert store.embedder is not None
+    query = "Redis cache expiry bounds memory"
+    qv = store.embedder.embed([query])[0]
+    given = search(store, query, query_vector=qv)
+    ready: Future[object] = Future()
+    ready.set_result(qv)
+    assert [(h.memory.id, h.score) for h in search(store, query, query_vector=ready)] == [
+        (h.memory.id, h.score) for h in given
+    ]
+    empty: Future[object] = Future()  # a caller whose embedding gave nothing: embedded here
+    empty.set_result(None)
+    assert [h.memory.id for h in search(store, query, query_vector=empty)] == [
+        h.memory.id for h in given
+    ]
+    assert given[0].memory.id == docs["cache"] and given[0].similarity is not None
+
+
 def test_min_similarity_drops_weak_vector_candidates(
     store: MemoryStore, docs: dict[str, int]
 ) -> None:
