@@ -18,10 +18,10 @@ import asyncio
 import logging
 import threading
 import time
+from contextlib import suppress
 from typing import Any, Protocol
 
-from predictive.operations import AssembledContext, ContextEngine
-from server import heap
+from predictive.operations import AssembledContext
 from server.convert import to_wire
 from server.host import Host
 from server.injection import WriteResult
@@ -77,11 +77,11 @@ def payload(
     }
 
 
-def _served(engine: ContextEngine, result: AssembledContext) -> None:
-    """On the worker, after the client has the context: log what was served, and hand the
-    memory the assembly freed back to the system."""
-    engine.record_retrieval(result)
-    heap.give_back()
+RECORD_QUIET_S = 0.5
+"""What was served is logged once no context was asked for this long (files opened one after
+another are not delayed by it)."""
+RECORD_WAITING_MAX = 32
+"""Contexts waiting to be logged that are logged without waiting for a quiet spell."""
 
 
 class ContextService:
@@ -92,6 +92,7 @@ class ContextService:
         self.pending: dict[Project, asyncio.Task[Any]] = {}
         self.last_id = 0  # contextId of the latest announced context (any project)
         self._ids = threading.Lock()
+        self.recorders: dict[Project, asyncio.Task[Any]] = {}
 
     def request(
         self, project: Project, delay_ms: int | None = None, *, leading: bool = True
@@ -133,12 +134,28 @@ class ContextService:
             body, result = out
             if seq == project.seq:
                 self.server.notify(CONTEXT_UPDATED, body)
-            if not result.cached and project.engine is not None:
-                # what was served is logged after the client has it (off the critical path)
-                self.server.spawn(project.call(_served, project.engine, result), name="record")
+            if not result.cached:
+                project.unrecorded.append(result)
+                self._record_when_quiet(project)
         finally:
             if self.pending.get(project) is asyncio.current_task():
                 self.pending.pop(project, None)
+
+    def _record_when_quiet(self, project: Project) -> None:
+        """Log what ``project`` served once the editor is quiet (:data:`RECORD_QUIET_S`)."""
+        task = self.recorders.get(project)
+        if task is None or task.done():
+            self.recorders[project] = self.server.spawn(
+                self._recorder(project), name=f"record {project.name}"
+            )
+
+    async def _recorder(self, project: Project) -> None:
+        while project.unrecorded and not project.closed:
+            await asyncio.sleep(RECORD_QUIET_S)
+            quiet = time.monotonic() - project.last_request >= RECORD_QUIET_S
+            if quiet or len(project.unrecorded) >= RECORD_WAITING_MAX:
+                with suppress(RuntimeError):  # the project closed meanwhile (it logs them)
+                    await project.call(project.record_served)
 
     def _assemble(
         self, project: Project, seq: int

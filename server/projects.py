@@ -10,6 +10,7 @@ import asyncio
 import logging
 import os
 import threading
+from collections import deque
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -193,6 +194,9 @@ class Project:
         self.branch_from_client = False  # set once the client reports the branch itself
         self.seq = 0  # bumped by every context request; older work is stale
         self.last_request = float("-inf")  # monotonic time of the last context request
+        # contexts served and not yet logged: they are logged once the editor is quiet
+        # (:meth:`record_served`), so that logging never delays the next file's context
+        self.unrecorded: deque[AssembledContext] = deque()
         self.uris: dict[str, str] = {}  # relative path → the client's URI for it
         # the latest context written to the injection targets and announced (assembleContext's
         # answer for the active file: one context everywhere)
@@ -212,6 +216,19 @@ class Project:
     @property
     def engine(self) -> ContextEngine | None:
         return self.session.engine if self.session is not None else None
+
+    def record_served(self) -> int:
+        """On the worker: log what the contexts served since the last call held, then hand the
+        heap their assembly freed back to the system; how many contexts were logged."""
+        engine = self.engine
+        done = 0
+        while self.unrecorded:
+            result = self.unrecorded.popleft()
+            if engine is not None:
+                engine.record_retrieval(result)
+            done += 1
+        heap.give_back()
+        return done
 
     def _injector(self, s: Settings) -> Injector:
         return Injector(
@@ -448,6 +465,10 @@ class Project:
         if session is None:
             return
         loop = asyncio.get_running_loop()
+        try:  # what was served and not yet logged is logged now
+            await loop.run_in_executor(self.worker, self.record_served)
+        except Exception:
+            log.warning("%s: logging what was served failed", self.name, exc_info=True)
         try:
             session.close()  # its checker; the store is shared and released here
             await loop.run_in_executor(self.worker, self.stores.release, session.store)

@@ -15,6 +15,7 @@ from server_support import (
     change_doc,
     config,
     error,
+    eventually,
     initialize,
     make_repo,
     mark,
@@ -112,6 +113,30 @@ async def test_did_open_sends_context_updated(client: LanguageClient):
         "living-memory.instructions.md",
         "context.md",
     }
+
+
+async def test_what_was_served_is_logged_once_the_editor_is_quiet(client: LanguageClient):
+    made = await run(
+        client,
+        "remember",
+        {
+            "text": "Totals in the forty-first tab are kept in cents.",
+            "kind": "decision",
+            "anchors": ["file:src/tab41.py"],
+        },
+    )
+    mid = made["id"]
+
+    async def retrieved() -> int:
+        return int((await run(client, "recall", {"id": mid}))["usage"]["retrieved"])
+
+    before = await retrieved()
+    since = mark(client)
+    u = open_doc(client, ws(client).alpha / "src" / "tab41.py")
+    ctx = await next_context(client, since, u)
+    assert any(i["memoryId"] == mid for i in ctx["items"])
+    # logged after the client has its context, when no other file was asked for meanwhile
+    await eventually(retrieved, lambda n: n == before + 1, what="the retrieval logged")
 
 
 async def test_did_change_uses_the_edited_text(client: LanguageClient):

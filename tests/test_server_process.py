@@ -226,3 +226,60 @@ def test_without_a_process_id_the_server_ends_when_its_parent_is_gone(tmp_path: 
         parent.wait()
         if server_pid and alive(server_pid):
             os.kill(server_pid, 9)
+
+
+def test_a_context_served_just_before_shutdown_is_still_logged(tmp_path: Path):
+    """What was served is logged once the editor is quiet, or when the server closes the
+    store: a shutdown right after a context loses none of it."""
+    import apsw
+
+    folder = make_repo(tmp_path / "repo")
+    (folder / "auth.py").write_text("def login():\n    return 1\n")
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "server", "serve"],
+        cwd=ROOT,
+        env=env(tmp_path),
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    assert proc.stdin is not None and proc.stdout is not None
+    try:
+        proc.stdin.write(frame(initialize_message(folder)))
+        proc.stdin.flush()
+        until_response(proc.stdout, 1)
+        proc.stdin.write(frame({"method": "initialized", "params": {}}))
+        remember = {
+            "command": "livingMemory.remember",
+            "arguments": [{"text": "Login never logs the password.", "anchors": ["file:auth.py"]}],
+        }
+        proc.stdin.write(frame({"id": 2, "method": "workspace/executeCommand", "params": remember}))
+        proc.stdin.flush()
+        mid = until_response(proc.stdout, 2)["result"]["id"]
+        doc = {"uri": uri(folder / "auth.py"), "languageId": "python", "version": 1}
+        doc["text"] = (folder / "auth.py").read_text()
+        proc.stdin.write(frame({"method": "textDocument/didOpen", "params": {"textDocument": doc}}))
+        proc.stdin.flush()
+        while True:
+            message = read_message(proc.stdout)
+            assert message is not None, "the server closed the stream"
+            if message.get("method") == "livingMemory/contextUpdated":
+                assert mid in {i["memoryId"] for i in message["params"]["items"]}
+                break
+        proc.stdin.write(frame({"id": 3, "method": "shutdown"}))  # at once: no quiet spell
+        proc.stdin.flush()
+        until_response(proc.stdout, 3)
+        proc.stdin.write(frame({"method": "exit"}))
+        proc.stdin.flush()
+        assert proc.wait(timeout=20) == 0
+    finally:
+        proc.kill()
+        proc.wait()
+        for s in (proc.stdin, proc.stdout, proc.stderr):
+            if s is not None:
+                s.close()
+    (db,) = (tmp_path / "data").rglob("memory.db")
+    rows = apsw.Connection(str(db)).execute(
+        "SELECT count(*) FROM access_log WHERE memory_id = ? AND kind = 'retrieval'", (mid,)
+    )
+    assert rows.get == 1
