@@ -53,6 +53,15 @@ def env(tmp_path: Path) -> dict[str, str]:
     return e
 
 
+def reap(proc: subprocess.Popen[bytes]) -> None:
+    """The server process ended (killed if it is still running) and its pipes closed."""
+    proc.kill()
+    proc.wait()
+    for s in (proc.stdin, proc.stdout, proc.stderr):
+        if s is not None:
+            s.close()
+
+
 def initialize_message(folder: Path) -> dict[str, Any]:
     return {
         "id": 1,
@@ -111,11 +120,7 @@ def test_stdio_serves_and_exits_cleanly(tmp_path: Path, command: list[str]):
     try:
         rest = session(proc, folder)
     finally:
-        proc.kill()
-        proc.wait()
-        for s in (proc.stdin, proc.stdout, proc.stderr):
-            if s is not None:
-                s.close()
+        reap(proc)
     # everything on stdout was a framed JSON-RPC message (read_message would have failed)
     assert all(m.get("jsonrpc") == "2.0" for m in rest)
 
@@ -273,11 +278,7 @@ def test_a_context_served_just_before_shutdown_is_still_logged(tmp_path: Path):
         proc.stdin.flush()
         assert proc.wait(timeout=20) == 0
     finally:
-        proc.kill()
-        proc.wait()
-        for s in (proc.stdin, proc.stdout, proc.stderr):
-            if s is not None:
-                s.close()
+        reap(proc)
     (db,) = (tmp_path / "data").rglob("memory.db")
     rows = apsw.Connection(str(db)).execute(
         "SELECT count(*) FROM access_log WHERE memory_id = ? AND kind = 'retrieval'", (mid,)
