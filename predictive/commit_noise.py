@@ -16,6 +16,7 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
+from storage.passages import OUTPUT_FENCES, Fence, fence_step
 from storage.sources.records import Commit
 
 Noise = Literal["merge", "bot", "trivial"]
@@ -74,8 +75,6 @@ _LABELLED_LINK = re.compile(
 )
 # What a template section holds when the author had nothing to say in it.
 _NOTHING = re.compile(r"^\s*(?:[-*]\s*)?(?:none|n/?a|no|nope|nothing|tbd|-+|_?none_?)\.?\s*$", re.I)
-_FENCE = re.compile(r"^\s{0,3}(`{3,}|~{3,})\s*([\w+-]*)")
-_OUTPUT_FENCES = frozenset({"", "text", "txt", "console", "output", "log", "logs", "plaintext"})
 OUTPUT_LINES_KEPT = 3
 """Lines of a long block of program output (a stack trace, a log) a commit keeps: the error,
 not every frame."""
@@ -177,40 +176,29 @@ def _without_nothing(lines: list[str]) -> list[str]:
 
 
 def _short_output(lines: list[str]) -> list[str]:
-    """Each fenced block of program output (no language, or ``text``, ``console``, ``log``…)
-    longer than :data:`OUTPUT_LINES_KEPT` lines cut to its first lines and how many followed."""
+    """Each fenced block of program output (:data:`storage.passages.OUTPUT_FENCES`: no
+    language, ``text``, ``console``, ``log``…) longer than :data:`OUTPUT_LINES_KEPT` lines cut
+    to its first lines and how many followed; code blocks are kept whole."""
     out: list[str] = []
-    i = 0
-    while i < len(lines):
-        opening = _FENCE.match(lines[i])
-        if opening is None or opening.group(2).lower() not in _OUTPUT_FENCES:
-            if opening is not None:  # a block of code: kept whole, its fences too
-                end = _closing(lines, i, opening.group(1))
-                out.extend(lines[i : end + 1])
-                i = end + 1
-                continue
-            out.append(lines[i])
-            i += 1
+    inner: list[str] | None = None  # the lines of the block of output being read
+    fence: Fence | None = None
+    for line in lines:
+        fence, is_fence = fence_step(line, fence)
+        if inner is not None:
+            if is_fence and fence is None:  # the block's closing fence
+                out += _cut(inner)
+                out.append(line)
+                inner = None
+            else:
+                inner.append(line)
             continue
-        end = _closing(lines, i, opening.group(1))
-        inner = lines[i + 1 : end]
-        out.append(lines[i])
-        if len(inner) > OUTPUT_LINES_KEPT + 1:
-            out += inner[:OUTPUT_LINES_KEPT]
-            out.append(f"… ({len(inner) - OUTPUT_LINES_KEPT} more lines)")
-        else:
-            out += inner
-        if end < len(lines):
-            out.append(lines[end])
-        i = end + 1
-    return out
+        out.append(line)
+        if is_fence and fence is not None and fence[2] in OUTPUT_FENCES:
+            inner = []
+    return out + _cut(inner) if inner is not None else out
 
 
-def _closing(lines: list[str], start: int, marker: str) -> int:
-    """The index of the line that closes the fence opened at ``start`` (``len(lines)`` when
-    none does)."""
-    for j in range(start + 1, len(lines)):
-        s = lines[j].strip()
-        if s.startswith(marker[0] * len(marker)) and not s.strip(marker[0]):
-            return j
-    return len(lines)
+def _cut(inner: list[str]) -> list[str]:
+    if len(inner) <= OUTPUT_LINES_KEPT + 1:
+        return inner
+    return [*inner[:OUTPUT_LINES_KEPT], f"… ({len(inner) - OUTPUT_LINES_KEPT} more lines)"]

@@ -158,7 +158,7 @@ Fence = tuple[int, str, str]
 runs), its info string (lowercase language; empty when untyped)."""
 
 
-def _fence_step(line: str, fence: Fence | None) -> tuple[Fence | None, bool]:
+def fence_step(line: str, fence: Fence | None) -> tuple[Fence | None, bool]:
     """The fence open after ``line`` given the one open before it; whether the line is a fence.
     A closing fence is indented no deeper than its opener, as long a run of the same marker,
     and nothing after it: a diff of a Markdown file shows its fences indented, inside."""
@@ -189,7 +189,7 @@ def fences_at(text: str, offsets: Sequence[int]) -> list[Fence | None]:
             end = len(text) if end < 0 else end
             if end >= offset:  # a passage starts mid-line only after a word cut: same block
                 break
-            fence, _ = _fence_step(text[pos:end], fence)
+            fence, _ = fence_step(text[pos:end], fence)
             pos = end + 1
         out.append(fence)
     return out
@@ -202,7 +202,7 @@ def said(text: str, fence: Fence | None = None) -> str:
     (:func:`fences_at`)."""
     kept: list[str] = []
     for line in text.split("\n"):
-        fence, is_fence = _fence_step(line, fence)
+        fence, is_fence = fence_step(line, fence)
         if is_fence or (fence is not None and fence[2] in OUTPUT_FENCES):
             continue
         if is_tool_output(line) or _LOG_LINE.match(line):
