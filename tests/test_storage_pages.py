@@ -41,7 +41,6 @@ def test_a_mapped_file_leaves_memory_and_reads_back_the_same(tmp_path: Path) -> 
         assert m[:] == data  # read back from the file, unchanged
 
 
-@linux_only
 def test_a_file_that_is_not_mapped_asks_nothing(tmp_path: Path) -> None:
     path = tmp_path / "absent.bin"
     path.write_bytes(b"x" * 8192)
