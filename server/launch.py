@@ -9,22 +9,30 @@ from collections.abc import Sequence
 
 from server.options import Parser, UsageError, add_global_options, configure_llm
 
-VALUED = ("--db", "--model-dir")
-"""The global options that take a value (``--db PATH`` or ``--db=PATH``)."""
-FLAGS = ("-v", "--verbose")
 EXIT_ERROR = 2
+
+
+def global_spellings() -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """The global options' spellings (:func:`add_global_options`): those that take a value
+    (``--db PATH`` or ``--db=PATH``), and the flags."""
+    p = Parser(add_help=False)
+    add_global_options(p)
+    valued = tuple(o for a in p._actions if a.nargs != 0 for o in a.option_strings)
+    flags = tuple(o for a in p._actions if a.nargs == 0 for o in a.option_strings)
+    return valued, flags
 
 
 def command_of(argv: Sequence[str]) -> str | None:
     """The command a command line names after the global options, or None when it names none
     or spells an option in a way this does not read (an abbreviation): the full parser then
     decides."""
+    valued, flags = global_spellings()
     i = 0
     while i < len(argv):
         word = argv[i]
-        if word in VALUED:
+        if word in valued:
             i += 2
-        elif word in FLAGS or word.startswith(tuple(f"{o}=" for o in VALUED)):
+        elif word in flags or word.startswith(tuple(f"{o}=" for o in valued)):
             i += 1
         else:
             return None if word.startswith("-") else word
