@@ -1,11 +1,12 @@
 """Builds the MCP server over one project's store and runs it over stdio or streamable HTTP.
 
 All store work happens on one worker thread (the store keeps a connection per thread). Two
-more threads start before the SDK is imported: one loads the model (its load releases the GIL,
-so it runs beside the import) and, once the server is built, queues the rest of the warm-up on
-the worker; the other prepares the store (the first ingestion of a new project, vectors for what
-lacks one), as the language server does. An answer waits only for what it needs that is still
-loading. Logs go to stderr, never stdout (stdout carries the protocol)."""
+more threads start before the SDK is imported: one loads the model beside the import (what of
+its load releases the GIL overlaps; bench/README measured little) and, once the server is
+built, queues the rest of the warm-up on the worker; the other prepares the store (the first
+ingestion of a new project, vectors for what lacks one), as the language server does. An
+answer waits only for what it needs that is still loading. Logs go to stderr, never stdout
+(stdout carries the protocol)."""
 
 from __future__ import annotations
 
@@ -77,8 +78,8 @@ class Backend:
         return await loop.run_in_executor(self.worker, lambda: fn(self.open().store))
 
     def warm(self) -> None:
-        """Load the model now: its load releases the GIL for most of its time, so it runs beside
-        the SDK's import. The rest of the warm-up (:meth:`ProjectSession.warm`) mostly holds the
+        """Load the model now, beside the SDK's import (what of its load releases the GIL
+        overlaps the import). The rest of the warm-up (:meth:`ProjectSession.warm`) mostly holds the
         GIL, so it waits until the server is built (:attr:`built`) and is then queued on the
         worker, which answers: a call that came first is answered first. A failure is logged;
         the first answer that needs the part tries again and says why."""
