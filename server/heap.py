@@ -7,8 +7,8 @@ twenty-odd requests, a full one that walks every object in the process (the prot
 classes, the modules, the engine's caches): 100–160 ms at 100k memories on a loaded machine,
 the tail of file-open latency (bench notes). So once the server has loaded what it keeps for
 its life, those objects are moved out of the collector's sight (``gc.freeze``) and young
-collections run less often; memory freed by a request is returned to the system after it is
-served.
+collections run less often; memory freed by requests is returned to the system once what
+they served is logged (when the editor is quiet, :mod:`server.context`).
 """
 
 from __future__ import annotations
@@ -40,6 +40,6 @@ def settle() -> None:
 
 
 def give_back() -> None:
-    """Return the heap pages freed by the work just done to the system (cheap: well under a
+    """Return the heap pages freed by the work done since to the system (cheap: well under a
     millisecond)."""
     release_freed_heap()
