@@ -81,7 +81,9 @@ RECORD_QUIET_S = 0.5
 """What was served is logged once no context was asked for this long (files opened one after
 another are not delayed by it)."""
 RECORD_WAITING_MAX = 32
-"""Contexts waiting to be logged that are logged without waiting for a quiet spell."""
+"""Contexts waiting to be logged that are logged without waiting for a quiet spell: one at a
+time (a few milliseconds each), so that a file opened meanwhile waits for one at most, until
+half of them are left."""
 
 
 class ContextService:
@@ -153,9 +155,16 @@ class ContextService:
         while project.unrecorded and not project.closed:
             await asyncio.sleep(RECORD_QUIET_S)
             quiet = time.monotonic() - project.last_request >= RECORD_QUIET_S
-            if quiet or len(project.unrecorded) >= RECORD_WAITING_MAX:
-                with suppress(RuntimeError):  # the project closed meanwhile (it logs them)
+            with suppress(RuntimeError):  # the project closed meanwhile (it logs them)
+                if quiet:
                     await project.call(project.record_served)
+                elif len(project.unrecorded) >= RECORD_WAITING_MAX:
+                    while len(project.unrecorded) > RECORD_WAITING_MAX // 2:
+                        asked = self.pending.get(project)
+                        if asked is not None:  # a context is being made: it goes first
+                            await asyncio.wait([asked])
+                            continue
+                        await project.call(project.record_served, 1)
 
     def _assemble(
         self, project: Project, seq: int

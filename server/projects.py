@@ -11,8 +11,9 @@ import logging
 import os
 import threading
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
@@ -197,6 +198,7 @@ class Project:
         # contexts served and not yet logged: they are logged once the editor is quiet
         # (:meth:`record_served`), so that logging never delays the next file's context
         self.unrecorded: deque[AssembledContext] = deque()
+        self._checkpoint_asked = False  # a checkpoint waits on the job thread
         self.uris: dict[str, str] = {}  # relative path → the client's URI for it
         # the latest context written to the injection targets and announced (assembleContext's
         # answer for the active file: one context everywhere)
@@ -217,18 +219,43 @@ class Project:
     def engine(self) -> ContextEngine | None:
         return self.session.engine if self.session is not None else None
 
-    def record_served(self) -> int:
-        """On the worker: log what the contexts served since the last call held, then hand the
-        heap their assembly freed back to the system; how many contexts were logged."""
+    def record_served(self, limit: int | None = None) -> int:
+        """On the worker: log what the contexts served since the last call held (the oldest
+        ``limit`` of them, if given), then hand the heap their assembly freed back to the
+        system; how many contexts were logged."""
         engine = self.engine
         done = 0
-        while self.unrecorded:
-            result = self.unrecorded.popleft()
-            if engine is not None:
-                engine.record_retrieval(result)
-            done += 1
+        with self._checkpoint_later():
+            while self.unrecorded and (limit is None or done < limit):
+                result = self.unrecorded.popleft()
+                if engine is not None:
+                    engine.record_retrieval(result)
+                done += 1
         heap.give_back()
         return done
+
+    @contextmanager
+    def _checkpoint_later(self) -> Iterator[None]:
+        """Writes on the worker whose checkpoint is left to the job thread: the next file's
+        context never waits for it."""
+        store = self.store
+        if store is None:
+            yield
+            return
+        with store.checkpoint_later():
+            yield
+        if not self._checkpoint_asked:
+            self._checkpoint_asked = True
+            with suppress(RuntimeError):  # the project is closing
+                self.job_worker.submit(self._checkpoint, store)
+
+    def _checkpoint(self, store: MemoryStore) -> None:
+        """On the job thread: copy the write-ahead log into the database."""
+        self._checkpoint_asked = False
+        try:
+            store.checkpoint()
+        except Exception:  # a closed store or a busy database: the next one will do
+            log.debug("%s: checkpoint failed", self.name, exc_info=True)
 
     def _injector(self, s: Settings) -> Injector:
         return Injector(

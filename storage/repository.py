@@ -307,6 +307,26 @@ class MemoryStore:
         finally:
             self._local.vectors_later = before
 
+    @contextmanager
+    def checkpoint_later(self) -> Iterator[None]:
+        """Within this block (on this thread) a commit does not copy the write-ahead log into
+        the database, as SQLite otherwise does at the commit that takes the log past 1,000
+        pages (tens of milliseconds; the first of a process, hundreds); :meth:`checkpoint`
+        does it later, on a thread nothing waits for."""
+        conn = self.conn
+        before = conn.pragma("wal_autocheckpoint")
+        conn.pragma("wal_autocheckpoint", 0)
+        try:
+            yield
+        finally:
+            conn.pragma("wal_autocheckpoint", before)
+
+    def checkpoint(self) -> tuple[int, int]:
+        """Copy what the write-ahead log holds into the database, as far as no reader still
+        needs it, without waiting for readers or writers; (pages in the log, pages copied)."""
+        log_pages, copied = self.conn.wal_checkpoint(mode=apsw.SQLITE_CHECKPOINT_PASSIVE)
+        return log_pages, copied
+
     def _inline_embedder(self) -> Embedder | None:
         """The embedder a write uses now: none while vectors are left for later."""
         if getattr(self._local, "vectors_later", False):

@@ -199,6 +199,30 @@ def test_wal_journal_and_busy_timeout(store: MemoryStore, db_path: Path) -> None
     assert header[18] == 2 and header[19] == 2  # file format: WAL read and write versions
 
 
+def _write_pages(s: MemoryStore, batches: int) -> None:
+    for b in range(batches):  # ten commits of about 200 pages each
+        s.add_many([NewMemory(text=f"memory {b} {i} " + f"word{i} " * 150) for i in range(100)])
+
+
+def test_writes_within_checkpoint_later_leave_the_log_to_checkpoint(db_path: Path) -> None:
+    with MemoryStore(db_path, embedder=HashingEmbedder(dim=16)) as s:
+        assert s.conn.pragma("wal_autocheckpoint") == 1000
+        with s.checkpoint_later():
+            assert s.conn.pragma("wal_autocheckpoint") == 0
+            _write_pages(s, 10)
+        assert s.conn.pragma("wal_autocheckpoint") == 1000  # restored after the block
+        log_pages, copied = s.checkpoint()
+        assert log_pages > 1500 and copied == log_pages  # nothing was copied at a commit
+        assert s.count() == 1000
+
+
+def test_writes_outside_checkpoint_later_copy_the_log_as_they_go(db_path: Path) -> None:
+    with MemoryStore(db_path, embedder=HashingEmbedder(dim=16)) as s:
+        _write_pages(s, 10)
+        log_pages, copied = s.checkpoint()
+        assert log_pages < 1500 and copied == log_pages  # the log restarted after a commit
+
+
 def test_busy_timeout_comes_from_the_environment(
     db_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
