@@ -79,7 +79,10 @@ def copy_store(src: Path, root: Path, data: Path) -> Path:
         if f.name.startswith("memories.") and not f.name.endswith(".lock"):
             if f.name.endswith(("-wal", "-shm")) and f.stat().st_size == 0:
                 continue
-            shutil.copy2(f, dst / f.name.replace("memories.", "memory.", 1))
+            copied = dst / f.name.replace("memories.", "memory.", 1)
+            shutil.copy2(f, copied)
+            with copied.open("rb+") as written:  # on disk, as a store in use has long been:
+                os.fsync(written.fileno())  # else the server's first checkpoint flushes it all
     return dst / "memory.db"
 
 

@@ -24,7 +24,7 @@ from typing import Any, Protocol
 from predictive.operations import AssembledContext
 from server.convert import to_wire
 from server.host import Host
-from server.injection import WriteResult
+from server.injection import Prepared
 from server.projects import Announced, Project, Registry
 
 log = logging.getLogger("living_memory.context")
@@ -57,10 +57,11 @@ def payload(
     project: Project,
     uri: str,
     result: AssembledContext,
-    injected: WriteResult | None,
+    injected: Prepared | None,
     context_id: int | None = None,
 ) -> dict[str, Any]:
-    """The ``livingMemory/contextUpdated`` parameters."""
+    """The ``livingMemory/contextUpdated`` parameters (``injected``: the files the context is
+    written to, right after this is sent)."""
     return {
         "uri": uri,
         "folder": project.uri,
@@ -69,7 +70,7 @@ def payload(
         "activity": result.activity.value,
         "tokens": result.tokens,
         "items": [to_wire(i) for i in result.items],
-        "injected": [str(p) for p in injected.current] if injected else [],
+        "injected": [str(project.injector.path(t)) for t, _ in injected.files] if injected else [],
         "refused": [str(p) for p in injected.refused] if injected else [],
         "generation": result.generation,
         "contextId": context_id,
@@ -133,9 +134,11 @@ class ContextService:
             out = await project.call(self._assemble, project, seq)
             if out is None:
                 return  # a newer request superseded this one
-            body, result = out
+            body, result, files = out
             if seq == project.seq:
                 self.server.notify(CONTEXT_UPDATED, body)
+            if files is not None:
+                project.write_files(files)
             if not result.cached:
                 project.unrecorded.append(result)
                 self._record_when_quiet(project)
@@ -168,27 +171,28 @@ class ContextService:
 
     def _assemble(
         self, project: Project, seq: int
-    ) -> tuple[dict[str, Any], AssembledContext] | None:
-        """On the worker: assemble for the active file and write the injection targets."""
+    ) -> tuple[dict[str, Any], AssembledContext, Prepared | None] | None:
+        """On the worker: assemble for the active file and render it for the injection
+        targets (written once the client has it: :meth:`Project.write_files`)."""
         if seq != project.seq or project.engine is None:
             return None
         request = project.state.request()
         if request is None:
             return None
         result = project.engine.assemble(request, record=False)
-        injected = self._inject(project, result)
+        files = self._prepare_files(project, result)
         uri = project.uris.get(request.path) or request.path
         with self._ids:
             self.last_id += 1
             context_id = self.last_id
         project.announced = Announced(uri, context_id, result)  # what the injected files hold
-        return payload(project, uri, result, injected, context_id), result
+        return payload(project, uri, result, files, context_id), result, files
 
-    def _inject(self, project: Project, result: AssembledContext) -> WriteResult | None:
+    def _prepare_files(self, project: Project, result: AssembledContext) -> Prepared | None:
         if not project.injector.targets:
             return None
-        written = project.injector.write(result.markdown_for)
-        for path in written.refused:
+        prepared = project.injector.prepare(result.markdown_for)
+        for path in prepared.refused:
             if path not in project.injector.warned:
                 project.injector.warned.add(path)
                 message = (
@@ -198,6 +202,4 @@ class ContextService:
                 loop = self.server.loop
                 if loop is not None:
                     loop.call_soon_threadsafe(self.server.show_once, message)
-        if written.written:
-            log.debug("%s: wrote %s", project.name, ", ".join(map(str, written.written)))
-        return written
+        return prepared

@@ -32,6 +32,7 @@ __all__ = [
     "INJECTED_PATHS",
     "TARGETS",
     "Injector",
+    "Prepared",
     "UnsafePath",
     "WriteResult",
     "atomic_write",
@@ -212,6 +213,15 @@ class WriteResult:
         return sorted(self.written + self.unchanged)
 
 
+@dataclass
+class Prepared:
+    """A context rendered for the files it is to be written to, before any is written."""
+
+    files: list[tuple[Target, bytes]] = field(default_factory=list)  # ours, or absent
+    refused: list[Path] = field(default_factory=list)  # a user's file is in the way
+    failed: list[tuple[Path, str]] = field(default_factory=list)  # could not be read
+
+
 class Injector:
     """Writes one folder's context files; thread-confined (call it from one worker)."""
 
@@ -233,18 +243,42 @@ class Injector:
     def path(self, target: Target) -> Path:
         return self.folder / target.path
 
-    def write(self, markdown: str | Callable[[str], str]) -> WriteResult:
-        """Write the context to every enabled target whose file is ours (or absent);
-        ``markdown`` may be a function of the target's tool (what that tool loads by itself
-        left out)."""
-        result = WriteResult()
+    def prepare(self, markdown: str | Callable[[str], str]) -> Prepared:
+        """The context rendered for every enabled target, and which of their files are
+        someone else's (read, nothing written); ``markdown`` may be a function of the
+        target's tool (what that tool loads by itself left out)."""
+        prepared = Prepared()
         for target in self.targets:
             path = self.path(target)
             text = markdown(target.tool) if callable(markdown) else markdown
             data = render(target, text).encode("utf-8")
             try:
+                if _read_owned(self.folder, target) is _NOT_OURS:
+                    prepared.refused.append(path)
+                    continue
+            except UnsafePath as e:
+                log.warning("not writing %s: %s", path, e)
+                prepared.refused.append(path)
+                continue
+            except OSError as e:
+                log.warning("could not read %s: %s", path, e)
+                prepared.failed.append((path, str(e)))
+                continue
+            prepared.files.append((target, data))
+        return prepared
+
+    def write(self, context: str | Callable[[str], str] | Prepared) -> WriteResult:
+        """Write the context (markdown, or what :meth:`prepare` made of it) to every enabled
+        target whose file is ours (or absent); a file that already holds it is left alone."""
+        prepared = context if isinstance(context, Prepared) else self.prepare(context)
+        result = WriteResult(refused=list(prepared.refused), failed=list(prepared.failed))
+        for target, data in prepared.files:
+            if target not in self.targets:  # prepared before the target was turned off
+                continue
+            path = self.path(target)
+            try:
                 existing = _read_owned(self.folder, target)
-                if existing is _NOT_OURS:
+                if existing is _NOT_OURS:  # the user put a file there since
                     result.refused.append(path)
                     continue
                 if existing == data:

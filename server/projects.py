@@ -36,7 +36,7 @@ from predictive.operations import (
 from predictive.session import ProjectSession
 from server import heap
 from server.host import Host
-from server.injection import Injector, is_generated, is_injected_path
+from server.injection import Injector, Prepared, is_generated, is_injected_path
 from server.settings import Settings
 from storage import MemoryStore, StoreError
 from storage.embeddings import ENV_MODEL_DIR, Embedder, embedder_from_env
@@ -189,6 +189,9 @@ class Project:
         self.injector = self._injector(settings)
         self.worker = ThreadPoolExecutor(1, thread_name_prefix=f"lm-store-{self.name}")
         self.job_worker = ThreadPoolExecutor(1, thread_name_prefix=f"lm-jobs-{self.name}")
+        # writes the context files: a write the file system stalls delays no context
+        self.writer = ThreadPoolExecutor(1, thread_name_prefix=f"lm-files-{self.name}")
+        self._writes = 0  # context files asked to be written; only the latest is
         self.session: ProjectSession | None = None
         self.error: str | None = None
         self.db_path: Path | None = None
@@ -256,6 +259,24 @@ class Project:
             store.checkpoint()
         except Exception:  # a closed store or a busy database: the next one will do
             log.debug("%s: checkpoint failed", self.name, exc_info=True)
+
+    def write_files(self, prepared: Prepared) -> None:
+        """Write a context to the injection targets on the writer thread, after those asked
+        before it; one that a newer context follows by then is skipped."""
+        self._writes += 1
+        with suppress(RuntimeError):  # the project is closing
+            self.writer.submit(self._write_files, prepared, self._writes)
+
+    def _write_files(self, prepared: Prepared, n: int) -> None:
+        if n != self._writes:
+            return
+        try:
+            written = self.injector.write(prepared)
+        except Exception:
+            log.warning("%s: writing the context files failed", self.name, exc_info=True)
+            return
+        if written.written:
+            log.debug("%s: wrote %s", self.name, ", ".join(map(str, written.written)))
 
     def _injector(self, s: Settings) -> Injector:
         return Injector(
@@ -466,7 +487,7 @@ class Project:
         if set(old.injection_targets) - set(s.injection_targets):
             dropped = sorted(set(old.injection_targets) - set(s.injection_targets))
             await asyncio.get_running_loop().run_in_executor(
-                self.worker, self.injector.remove, dropped
+                self.writer, self.injector.remove, dropped
             )
         self.injector = self._injector(s)
         reopen = (
@@ -509,6 +530,7 @@ class Project:
         await self._close_store()
         self.worker.shutdown(wait=False, cancel_futures=True)
         self.job_worker.shutdown(wait=False, cancel_futures=True)
+        self.writer.shutdown(wait=False)  # the last context asked for is still written
 
     # ---- paths -----------------------------------------------------------------------------
 

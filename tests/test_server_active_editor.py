@@ -24,6 +24,7 @@ from tests.server_support import (
     run,
     switch_to,
     uri,
+    wait_for,
 )
 
 pytestmark = pytest.mark.asyncio(loop_scope="function")
@@ -91,8 +92,10 @@ async def test_a_background_open_leaves_the_context_on_the_active_file(
     assert [u["path"] for u in updates(client, since)] == []
     context = await run(client, "assembleContext")  # "the active file", as the server sees it
     assert context["file"] == "storage/db.py"
-    injected = (root / ".living-memory" / "context.md").read_text()
-    assert "# Project memory for `storage/db.py`" in injected
+    injected = root / ".living-memory" / "context.md"
+    await wait_for(
+        lambda: injected.exists() and "# Project memory for `storage/db.py`" in injected.read_text()
+    )
 
     since = mark(client)
     switch_to(client, pkg)  # now the user looks at it: it is the file on screen
@@ -217,8 +220,8 @@ async def test_one_context_everywhere(reporting: LanguageClient):
         assert ctx["contextId"] == announced["contextId"]
         assert ctx["tokens"] == announced["tokens"]
         assert [i["key"] for i in ctx["items"]] == [i["key"] for i in announced["items"]]
-    injected = (root / ".living-memory" / "context.md").read_text()
-    assert copied["markdown"].strip() in injected
+    injected = root / ".living-memory" / "context.md"
+    await wait_for(lambda: injected.exists() and copied["markdown"].strip() in injected.read_text())
 
     # a what-if (another budget) is assembled on demand and says so
     other = await run(client, "assembleContext", {"uri": db, "budget": 500})

@@ -3,7 +3,9 @@ nothing changed, and a user's own file at one of those paths is never overwritte
 
 from __future__ import annotations
 
+import asyncio
 import os
+import time
 from pathlib import Path
 
 import pytest
@@ -73,6 +75,17 @@ def repo(client: LanguageClient) -> Path:
     return client.repo  # type: ignore[attr-defined]
 
 
+async def written(folder: Path, rel: str, text: str) -> str:
+    """The file once it holds ``text`` (the files are written right after the context is
+    sent)."""
+
+    def holding() -> str | None:
+        with_text = (folder / rel).read_text() if (folder / rel).exists() else ""
+        return with_text if text in with_text else None
+
+    return await wait_for(holding, what=f"{rel} to hold {text!r}")
+
+
 async def test_injection_files_appear_where_ai_tools_read(client: LanguageClient):
     opened = mark(client)
     u = open_doc(client, repo(client) / "src" / "a.py")
@@ -80,13 +93,13 @@ async def test_injection_files_appear_where_ai_tools_read(client: LanguageClient
     assert sorted(ctx["injected"]) == sorted(
         str(repo(client) / p) for p in (CURSOR, COPILOT, AGENTS)
     )
-    cursor = (repo(client) / CURSOR).read_text()
+    heading = "# Project memory for `src/a.py`"
+    cursor = await written(repo(client), CURSOR, heading)
     assert cursor.startswith("---\n") and "\nalwaysApply: true\n---\n" in cursor
-    copilot = (repo(client) / COPILOT).read_text()
+    copilot = await written(repo(client), COPILOT, heading)
     assert copilot.startswith('---\napplyTo: "**"\n---\n')
     for rel in (CURSOR, COPILOT, AGENTS):
-        text = (repo(client) / rel).read_text()
-        assert GENERATED_MARKER in text and "# Project memory for `src/a.py`" in text
+        assert GENERATED_MARKER in await written(repo(client), rel, heading)
 
 
 async def test_injection_files_follow_the_active_file(client: LanguageClient):
@@ -94,13 +107,15 @@ async def test_injection_files_follow_the_active_file(client: LanguageClient):
     b = open_doc(client, repo(client) / "src" / "b.py")
     await next_context(client, since, b)
     for rel in (CURSOR, COPILOT, AGENTS):
-        assert "# Project memory for `src/b.py`" in (repo(client) / rel).read_text()
+        await written(repo(client), rel, "# Project memory for `src/b.py`")
 
 
 async def test_an_unchanged_context_leaves_the_files_untouched(client: LanguageClient):
     opened = mark(client)
     u = open_doc(client, repo(client) / "src" / "a.py")
     await next_context(client, opened, u)
+    for rel in (CURSOR, COPILOT, AGENTS):
+        await written(repo(client), rel, "# Project memory for `src/a.py`")
     past = 1_000_000_000
     for rel in (CURSOR, COPILOT, AGENTS):
         os.utime(repo(client) / rel, (past, past))
@@ -112,8 +127,11 @@ async def test_an_unchanged_context_leaves_the_files_untouched(client: LanguageC
     )
     ctx = await next_context(client, since, u)
     assert len(ctx["injected"]) == 3
-    for rel in (CURSOR, COPILOT, AGENTS):
-        assert (repo(client) / rel).stat().st_mtime == past
+    deadline = time.monotonic() + 1.0  # a write, were one made, takes milliseconds
+    while time.monotonic() < deadline:
+        for rel in (CURSOR, COPILOT, AGENTS):
+            assert (repo(client) / rel).stat().st_mtime == past
+        await asyncio.sleep(0.05)
 
 
 async def test_a_users_file_at_a_target_path_is_never_overwritten(client: LanguageClient):
@@ -123,8 +141,9 @@ async def test_a_users_file_at_a_target_path_is_never_overwritten(client: Langua
     ctx = await next_context(client, opened, u)
     assert str(mine / COPILOT) in ctx["refused"]
     assert str(mine / COPILOT) not in ctx["injected"]
+    await written(mine, CURSOR, "# Project memory for `app.py`")
+    await written(mine, AGENTS, "# Project memory for `app.py`")
     assert (mine / COPILOT).read_text() == USER_TEXT
-    assert (mine / CURSOR).exists() and (mine / AGENTS).exists()
     await wait_for(lambda: any(COPILOT in m.message for m in client.messages), what="a warning")
     since = mark(client)
     switch_to(client, open_doc(client, mine / "other.py", text="x = 2\n"))
@@ -135,6 +154,7 @@ async def test_a_users_file_at_a_target_path_is_never_overwritten(client: Langua
 
 async def test_generated_files_stay_out_of_version_control(client: LanguageClient):
     await next_context(client, 0, None, lambda c: c["injected"])
+    await wait_for(lambda: (repo(client) / ".living-memory" / ".gitignore").exists())
     ignore = (repo(client) / ".living-memory" / ".gitignore").read_text().splitlines()
     assert "*" in ignore and ignore[-2:] == ["!shared/", "!shared/**"]  # shared memory is not
     exclude = (repo(client) / ".git" / "info" / "exclude").read_text().splitlines()

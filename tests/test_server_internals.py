@@ -6,8 +6,10 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+import threading
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 from pygls.exceptions import JsonRpcInternalError, JsonRpcInvalidParams
@@ -23,6 +25,8 @@ from server.injection import (
     enable_claude_import,
     is_generated,
 )
+from server.projects import Project
+from tests.server_support import uri
 
 # ---- event fan-out ---------------------------------------------------------------------------
 
@@ -295,3 +299,40 @@ def test_a_custom_notification_is_sent_as_its_json_values_unchanged():
         "method": "livingMemory/contextUpdated",
         "params": params,
     }
+
+
+def test_prepare_reads_and_writes_nothing(tmp_path: Path):
+    user = tmp_path / TARGETS["cursor"].path
+    user.parent.mkdir(parents=True)
+    user.write_text("my rule\n")
+    prepared = Injector(tmp_path, ["agents", "cursor"]).prepare("# ctx\n")
+    assert [t.name for t, _ in prepared.files] == ["agents"]
+    assert prepared.refused == [user]
+    assert not (tmp_path / TARGETS["agents"].path).exists()
+
+
+def test_a_target_turned_off_after_prepare_is_not_written(tmp_path: Path):
+    prepared = Injector(tmp_path, ["agents", "cursor"]).prepare("# ctx\n")
+    result = Injector(tmp_path, ["agents"]).write(prepared)
+    assert result.written == [tmp_path / TARGETS["agents"].path]
+    assert not (tmp_path / TARGETS["cursor"].path).exists()
+
+
+def test_context_files_are_written_off_the_callers_thread_and_the_latest_wins(tmp_path: Path):
+    project = Project(None, uri(tmp_path), tmp_path, settings_mod.Settings(), None)  # type: ignore[arg-type]
+    writes: list[bytes] = []
+    write = project.injector.write
+
+    def recorded(prepared: Any) -> Any:
+        writes.append(prepared.files[0][1])
+        return write(prepared)
+
+    project.injector.write = recorded  # type: ignore[method-assign]
+    gate = threading.Event()
+    project.writer.submit(gate.wait, 10)  # the file system stalls
+    for text in ("# one\n", "# two\n", "# three\n"):
+        project.write_files(project.injector.prepare(text))  # returns at once
+    gate.set()
+    project.writer.shutdown(wait=True)
+    assert len(writes) == 1 and b"# three" in writes[0]
+    assert "# three" in (tmp_path / TARGETS["agents"].path).read_text()

@@ -99,7 +99,7 @@ async def test_changed_configuration_applies_to_the_next_context(client: Languag
 async def test_a_dropped_target_loses_its_generated_file(client: LanguageClient):
     one = folder(client, "one")
     await context_of(client, one / "a.py")
-    assert (one / AGENTS).exists()
+    await wait_for(lambda: (one / AGENTS).exists(), what="context.md")
     await reconfigure(client, injectionTargets=["cursor"])
     await wait_for(lambda: not (one / AGENTS).exists(), what="context.md to go")
 
