@@ -1,4 +1,4 @@
-"""Editor signal → debounced prediction → assembled context → injection → notification.
+"""Editor signal → debounced prediction → assembled context → notification → injection.
 
 Each signal that changes what the active file's context depends on asks for a refresh. A
 refresh waits a short debounce; a newer request for the same project cancels the pending one
