@@ -39,14 +39,15 @@ def db_of(root: Path, data: Path) -> Path:
 
 @asynccontextmanager
 async def mcp_session(
-    root: Path, data: Path, *args: str, ingest: bool = False
+    root: Path, data: Path, *args: str, ingest: bool = False, env: dict[str, str] | None = None
 ) -> AsyncIterator[ClientSession]:
-    """An initialised SDK client session with ``living-memory mcp`` run in ``root``."""
+    """An initialised SDK client session with ``living-memory mcp`` run in ``root`` (``env``:
+    the process's environment, default :func:`server_env`)."""
     extra = [] if ingest else ["--no-ingest"]
     params = StdioServerParameters(
         command=sys.executable,
         args=["-m", "server", "mcp", *extra, *args],
-        env=server_env(data),
+        env=env or server_env(data),
         cwd=str(root),
     )
     data.mkdir(parents=True, exist_ok=True)

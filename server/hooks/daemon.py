@@ -7,7 +7,10 @@ interpreter, a model load and a store opening. It leaves after ``idle`` seconds 
 event or when asked to stop (``living-memory hook serve --stop``); the hook command falls back to
 answering without it while it is not running (and starts it).
 Protocol: one JSON request per connection (``client``, ``event``, ``input``, ``cwd``, ``db``,
-``budget``; or ``control``: ``status`` | ``stop``), one JSON reply (``stdout``).
+``budget``; or ``control``: ``status`` | ``stop``), one JSON reply (``stdout``). A connection
+that brings two descriptors with an ``mcp`` request hands over an MCP session
+(:mod:`server.mcp_server.relay`): the daemon answers ``{"ok": …}`` on one line, serves the
+session over those descriptors and closes the connection when it ends.
 """
 
 from __future__ import annotations
@@ -23,18 +26,23 @@ import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from server.hooks import where
 from server.hooks.client import ENV_DB
 from server.hooks.handler import (
     Event,
     Sessions,
+    default_db,
     describe,
     handle,
     learning_lock,
     parse,
     run_background,
 )
+
+if TYPE_CHECKING:
+    from storage.embeddings import Embedder
 
 log = logging.getLogger("living_memory.hooks.daemon")
 
@@ -58,6 +66,9 @@ class Daemon:
         self.answer_worker = ThreadPoolExecutor(1, thread_name_prefix="lm-hook-answer")
         self.learn_worker = ThreadPoolExecutor(1, thread_name_prefix="lm-hook-learn")
         self.opened: set[tuple[Path, Path]] = set()  # projects whose short forms are made
+        self.sessions = 0  # MCP sessions being served: the daemon stays while there are any
+        self._models: dict[str | None, Embedder] = {}  # shared by the MCP sessions
+        self._models_lock = threading.Lock()
 
     def warm(self, request: dict[str, object], *, known_only: bool = False) -> None:
         """Open the project of the event that started the daemon and load its model, so the
@@ -79,6 +90,84 @@ class Daemon:
             log.info("warm after %.0f ms", (time.perf_counter() - started) * 1e3)
         except Exception:
             log.warning("warming up failed", exc_info=True)
+        self.preload_mcp()
+
+    def model(self, model_dir: str | None) -> Embedder:
+        """The embedder of ``model_dir`` (None: the environment's), loaded once for every MCP
+        session (it is safe to share between threads)."""
+        from storage.embeddings import embedder_from_env
+
+        with self._models_lock:
+            if model_dir not in self._models:
+                self._models[model_dir] = embedder_from_env(model_dir)
+            return self._models[model_dir]
+
+    def preload_mcp(self) -> None:
+        """Import the MCP SDK's server layer now, while idle, so a handed-over session does
+        not wait for it."""
+        try:
+            from server.mcp_server.sdk import server_class
+
+            server_class()
+        except Exception:
+            log.info("the MCP SDK could not be imported", exc_info=True)
+
+    def mcp(self, spec: dict[str, Any], fds: list[int], reply: Callable[[bytes], None]) -> None:
+        """Serve a handed-over MCP session over ``fds`` (stdin, stdout) until its client
+        closes it; ``reply`` says yes, or no and why, before anything of them is read."""
+        from server.mcp_server.app import Backend, build_server, serve_descriptors, session_runner
+        from server.mcp_server.relay import environment
+
+        def answer(ok: bool, **more: object) -> None:
+            reply(json.dumps({"ok": ok, **more}).encode("utf-8") + b"\n")
+
+        with self._models_lock:
+            self.sessions += 1
+        try:
+            if spec.get("env") != environment():
+                answer(False, why="the daemon runs with other LIVING_MEMORY_* settings")
+                return
+            try:
+                root, db = self._project_of(spec)
+                model_dir = spec.get("modelDir")
+                backend = Backend(
+                    root=root,
+                    db_path=db,
+                    model_dir=Path(model_dir) if model_dir else None,
+                    embedder=lambda: self.model(model_dir),
+                )
+                app = build_server(backend)
+            except Exception as e:  # the command itself says it better
+                answer(False, why=str(e))
+                return
+            if session_runner(app) is None:
+                answer(False, why="this MCP SDK serves only its own stdio")
+                return
+            backend.learning.start()
+            backend.start(bool(spec.get("ingest", True)))
+            answer(True, pid=os.getpid())
+            stdin, stdout = fds
+            fds = []  # the session closes them
+            log.info("MCP session for %s", root)
+            serve_descriptors(app, backend, stdin, stdout)
+            log.info("MCP session for %s ended", root)
+        finally:
+            for fd in fds:
+                with contextlib.suppress(OSError):
+                    os.close(fd)
+            with self._models_lock:
+                self.sessions -= 1
+            self.last = time.monotonic()
+
+    @staticmethod
+    def _project_of(spec: dict[str, Any]) -> tuple[Path, Path]:
+        """The project and database a handed-over session is for, found as the ``mcp``
+        command finds them in the caller's folder with the caller's ``LIVING_MEMORY_DB``."""
+        from predictive.session import find_root
+
+        root = find_root(spec.get("root") or str(spec["cwd"]))
+        db = spec.get("db")
+        return root, Path(db) if db else default_db(root)
 
     @staticmethod
     def _event(request: dict[str, object]) -> Event:
@@ -106,6 +195,7 @@ class Daemon:
                     "idle_seconds": round(time.monotonic() - self.last, 1),
                     "leaves_after_idle_seconds": self.idle,
                     "projects": projects,
+                    "mcp_sessions": self.sessions,
                 }
             )
         return ""
@@ -182,10 +272,41 @@ class _Handler(socketserver.StreamRequestHandler):
     server: _Server
 
     def handle(self) -> None:
-        raw = self.rfile.read(MAX_REQUEST)
+        first, fds, _, _ = socket.recv_fds(self.request, 65536, 2)
+        if fds:
+            self._mcp(first, fds)
+            return
+        raw = first + self.rfile.read(MAX_REQUEST - len(first)) if first else b""
         out = self.server.daemon.request(raw)
         with contextlib.suppress(OSError):
             self.wfile.write(json.dumps({"stdout": out}).encode("utf-8"))
+
+    def _mcp(self, first: bytes, fds: list[int]) -> None:
+        def reply(line: bytes) -> None:
+            self.wfile.write(line)
+            self.wfile.flush()
+
+        try:
+            while not first.endswith(b"\n") and len(first) < 65536:
+                more = self.request.recv(65536)
+                if not more:
+                    break
+                first += more
+            spec = json.loads(first.decode("utf-8"))["mcp"]
+            if len(fds) != 2 or not isinstance(spec, dict):
+                raise ValueError("an MCP hand-over brings stdin and stdout")
+        except (ValueError, KeyError, OSError) as e:
+            log.warning("a bad MCP hand-over: %s", e)
+            for fd in fds:
+                with contextlib.suppress(OSError):
+                    os.close(fd)
+            with contextlib.suppress(OSError):
+                reply(json.dumps({"ok": False, "why": str(e)}).encode() + b"\n")
+            return
+        try:
+            self.server.daemon.mcp(spec, fds, reply)
+        except Exception:
+            log.warning("the MCP session failed", exc_info=True)
 
 
 class _Server(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
@@ -232,7 +353,8 @@ def serve(idle: float = IDLE_SECONDS, warm: dict[str, object] | None = None) -> 
 
     def watch() -> None:
         while not server.daemon.stop.wait(min(5.0, idle / 4)):
-            if time.monotonic() - server.daemon.last > idle:
+            busy = server.daemon.sessions > 0
+            if not busy and time.monotonic() - server.daemon.last > idle:
                 log.info("idle for %.0f s", idle)
                 break
         server.shutdown()

@@ -161,7 +161,7 @@ class Sessions:
         """The project an event comes from and its database."""
         folder = e.folder
         root = find_root(folder) if folder and Path(folder).is_dir() else find_root()
-        return root, Path(e.db) if e.db else _default_db(root)
+        return root, Path(e.db) if e.db else default_db(root)
 
     def of(self, e: Event) -> ProjectSession:
         root, db = self.where(e)
@@ -182,7 +182,7 @@ class Sessions:
             self.sessions.clear()
 
 
-def _default_db(root: Path) -> Path:
+def default_db(root: Path) -> Path:
     """The project's database: ``default_db_path`` without the process's own
     ``LIVING_MEMORY_DB`` (the event carries the caller's)."""
     saved = os.environ.pop(ENV_DB, None)

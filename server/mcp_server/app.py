@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import gc
 import logging
+import os
 import threading
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -195,6 +196,43 @@ def _collector_paused() -> Iterator[None]:
         gc.freeze()
         if enabled:
             gc.enable()
+
+
+def session_runner(app: MCPServer) -> Callable[[Any, Any], Any] | None:
+    """How to run one session of ``app`` over given streams (the SDK's ``run`` only serves
+    the process's own stdio); None with an SDK laid out otherwise."""
+    lowlevel = getattr(app, "_lowlevel_server", None)
+    run = getattr(lowlevel, "run", None)
+    options = getattr(lowlevel, "create_initialization_options", None)
+    if run is None or options is None:
+        return None
+    return lambda read, write: run(read, write, options())
+
+
+def serve_descriptors(app: MCPServer, backend: Backend, stdin: int, stdout: int) -> None:
+    """Serve one session over the descriptors ``stdin`` and ``stdout`` (another process's,
+    handed over: :mod:`server.mcp_server.relay`) until the client closes its end; both are
+    closed after."""
+    import io
+
+    import anyio
+    from mcp.server.stdio import stdio_server
+
+    runner = session_runner(app)
+    if runner is None:
+        raise RuntimeError("this MCP SDK cannot serve a session over other streams")
+
+    async def run() -> None:
+        reader = io.TextIOWrapper(os.fdopen(stdin, "rb"), encoding="utf-8", errors="replace")
+        writer = io.TextIOWrapper(os.fdopen(stdout, "wb"), encoding="utf-8")
+        with reader, writer:
+            async with stdio_server(anyio.wrap_file(reader), anyio.wrap_file(writer)) as (r, w):
+                await runner(r, w)
+
+    try:
+        anyio.run(run)
+    finally:
+        backend.close()
 
 
 def serve(

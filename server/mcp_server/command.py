@@ -8,8 +8,6 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from storage.paths import default_db_path
-
 
 def add_parser(sub: Any) -> None:
     """Register ``mcp`` (and ``mcp install``) on the CLI's subparsers."""
@@ -77,13 +75,19 @@ def run(args: argparse.Namespace) -> int:
     """Run the server (stdout is the protocol: logs go to stderr) or install it."""
     if getattr(args, "mcp_command", None) == "install":
         return _install(args)
-    from server.mcp_server.app import Backend, serve
-
     logging.basicConfig(
         level=logging.INFO if args.verbose else logging.WARNING,
         stream=sys.stderr,
         format="%(levelname)s %(name)s: %(message)s",
     )
+    if args.http is None:
+        from server.mcp_server.relay import hand_over
+
+        served = hand_over(args.root, args.db, args.model_dir, ingest=not args.no_ingest)
+        if served is not None:  # the warm daemon served the session
+            return served
+    from storage.paths import default_db_path
+
     root = _root(args.root)
     db = args.db or default_db_path(root)
     if args.http is not None and not 0 < args.http < 65536:
@@ -103,6 +107,8 @@ def run(args: argparse.Namespace) -> int:
             f"'Authorization: Bearer <token>' (the token is in {token_path(db)})",
             file=sys.stderr,
         )
+    from server.mcp_server.app import Backend, serve
+
     backend = Backend(root=root, db_path=db, model_dir=args.model_dir)
     return serve(backend, http_port=args.http, ingest=not args.no_ingest, token=token)
 
@@ -120,6 +126,7 @@ def _install(args: argparse.Namespace) -> int:
         token = None
         if not args.install_no_auth:
             from server.mcp_server.http_guard import load_or_create_token
+            from storage.paths import default_db_path
 
             try:
                 token = load_or_create_token(args.db or default_db_path(root))
