@@ -119,6 +119,8 @@ def _status() -> int:
         print(f"daemon  running, pid {status.get('pid', '?')}, idle {idle} s ({path})")
         for project in status.get("projects") or []:
             print(f"        {project}")
+        if status.get("mcp_sessions"):
+            print(f"        serving {status['mcp_sessions']} MCP session(s)")
     print(f"log     {where.log_path()}")
     return 0
 

@@ -60,7 +60,7 @@ class Daemon:
         self.last = time.monotonic()
         self.started = time.time()
         self.stop = threading.Event()
-        self.answers = Sessions()
+        self.answers = Sessions(embedder=lambda: self.model(None))  # one model with MCP's
         self.learning = Sessions()
         # each worker has its own thread, hence its own store connections
         self.answer_worker = ThreadPoolExecutor(1, thread_name_prefix="lm-hook-answer")

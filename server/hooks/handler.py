@@ -21,13 +21,16 @@ import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from predictive.operations import capture as cap
 from predictive.operations import hook_state
 from predictive.operations.prompt import PROMPT_BUDGET, BriefArgs, PromptArgs, record_served
 from predictive.session import ProjectSession, find_root
 from storage.paths import ENV_DB, default_db_path
+
+if TYPE_CHECKING:
+    from storage.embeddings import Embedder
 
 log = logging.getLogger("living_memory.hooks")
 
@@ -155,6 +158,7 @@ class Sessions:
 
     sessions: dict[tuple[str, str], ProjectSession] = field(default_factory=dict)
     lock: threading.Lock = field(default_factory=threading.Lock)
+    embedder: Callable[[], Embedder] | None = None  # default: each session loads its own
 
     @staticmethod
     def where(e: Event) -> tuple[Path, Path]:
@@ -169,7 +173,7 @@ class Sessions:
         with self.lock:
             s = self.sessions.get(key)
             if s is None:
-                s = self.sessions[key] = ProjectSession.open(root, db)
+                s = self.sessions[key] = ProjectSession.open(root, db, embedder=self.embedder)
             return s
 
     def close(self) -> None:
