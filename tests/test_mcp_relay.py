@@ -20,8 +20,6 @@ from project_fixtures import make_git_repo
 from storage import Anchor, AnchorType, Kind, MemoryStore, NewMemory
 from storage.embeddings import HashingEmbedder
 
-pytestmark = pytest.mark.asyncio
-
 DECISION = "Payment retries use exponential backoff capped at 30 seconds"
 
 
@@ -95,6 +93,7 @@ async def answers(project: Path, data: Path, **extra: str) -> tuple[list[str], d
     return tools, found
 
 
+@pytest.mark.asyncio
 async def test_a_session_handed_to_the_daemon_answers_as_the_command_does(
     project: Path, data: Path
 ) -> None:
@@ -106,6 +105,7 @@ async def test_a_session_handed_to_the_daemon_answers_as_the_command_does(
     assert handed[1]["items"][0]["label"].startswith("Payment retries use exponential")
 
 
+@pytest.mark.asyncio
 async def test_a_session_ends_when_its_client_leaves(project: Path, data: Path) -> None:
     with daemon(project, data):
         async with mcp_session(project, data) as s:
@@ -115,6 +115,7 @@ async def test_a_session_ends_when_its_client_leaves(project: Path, data: Path) 
         assert f"MCP session for {project} ended" in hooks_log(data)
 
 
+@pytest.mark.asyncio
 async def test_a_daemon_with_other_settings_leaves_the_session_to_the_command(
     project: Path, data: Path
 ) -> None:
@@ -125,9 +126,7 @@ async def test_a_daemon_with_other_settings_leaves_the_session_to_the_command(
     assert found["items"][0]["label"].startswith("Payment retries use exponential")
 
 
-async def test_a_bad_root_is_refused_by_the_command_not_the_daemon(
-    project: Path, data: Path
-) -> None:
+def test_a_bad_root_is_refused_by_the_command_not_the_daemon(project: Path, data: Path) -> None:
     with daemon(project, data):
         done = subprocess.run(
             [sys.executable, "-m", "server", "mcp", "--root", str(project / "missing")],
@@ -140,3 +139,39 @@ async def test_a_bad_root_is_refused_by_the_command_not_the_daemon(
         assert status(data)["mcp_sessions"] == 0
     assert done.returncode != 0
     assert b"--root" in done.stderr and b"is not a folder" in done.stderr
+
+
+def test_the_command_leaves_when_the_daemon_dies_mid_session(project: Path, data: Path) -> None:
+    with daemon(project, data) as served_by:
+        mcp = subprocess.Popen(
+            [sys.executable, "-m", "server", "mcp", "--no-ingest"],
+            env=server_env(data),
+            cwd=project,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+        )
+        try:
+            assert mcp.stdin is not None and mcp.stdout is not None
+            hello = {
+                "jsonrpc": "2.0",
+                "id": 1,
+                "method": "initialize",
+                "params": {
+                    "protocolVersion": "2025-06-18",
+                    "capabilities": {},
+                    "clientInfo": {"name": "test", "version": "0"},
+                },
+            }
+            mcp.stdin.write(json.dumps(hello).encode() + b"\n")
+            mcp.stdin.flush()
+            answer = json.loads(mcp.stdout.readline())
+            assert answer["id"] == 1 and "serverInfo" in answer["result"]
+            assert status(data)["mcp_sessions"] == 1  # the daemon answered it
+            served_by.kill()
+            assert mcp.wait(30) == 0  # no agent waits on a server that is gone
+            assert mcp.stdout.read() == b""
+        finally:
+            if mcp.poll() is None:
+                mcp.kill()
+                mcp.wait()
