@@ -484,12 +484,10 @@ class Project:
         """Apply new settings; returns True when the store had to be reopened."""
         old = self.settings
         self.settings = s
+        before, self.injector = self.injector, self._injector(s)  # writes from now on use it
         if set(old.injection_targets) - set(s.injection_targets):
             dropped = sorted(set(old.injection_targets) - set(s.injection_targets))
-            await asyncio.get_running_loop().run_in_executor(
-                self.writer, self.injector.remove, dropped
-            )
-        self.injector = self._injector(s)
+            await asyncio.get_running_loop().run_in_executor(self.writer, before.remove, dropped)
         reopen = (
             db_path_for(self.folder, self.root, s) != self.db_path
             or s.model_directory != old.model_directory
