@@ -5,6 +5,7 @@ command serves the session itself, and a session ends when its client leaves."""
 from __future__ import annotations
 
 import json
+import os
 import socket
 import subprocess
 import sys
@@ -175,3 +176,33 @@ def test_the_command_leaves_when_the_daemon_dies_mid_session(project: Path, data
             if mcp.poll() is None:
                 mcp.kill()
                 mcp.wait()
+
+
+def test_a_hand_over_not_confirmed_leaves_stdin_unread(project: Path, data: Path) -> None:
+    from server.mcp_server.relay import environment
+
+    stdin_r, stdin_w = os.pipe()
+    stdout_r, stdout_w = os.pipe()
+    env = server_env(data)
+    request = {"mcp": {"root": str(project), "cwd": str(project), "db": None, "ingest": False}}
+    with daemon(project, data):
+        with pytest.MonkeyPatch.context() as mp:
+            for k in [k for k in os.environ if k.startswith("LIVING_MEMORY_")]:
+                mp.delenv(k)
+            for k, v in env.items():
+                if k.startswith("LIVING_MEMORY_"):
+                    mp.setenv(k, v)
+            request["mcp"]["env"] = environment()
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
+            s.settimeout(30)
+            s.connect(str(data / "hooks" / "daemon.sock"))
+            socket.send_fds(s, [json.dumps(request).encode() + b"\n"], [stdin_r, stdout_w])
+            assert json.loads(s.makefile("rb").readline())["ok"] is True
+        # the command gave up waiting (it closed the connection without its go)
+        assert until(lambda: "serves its MCP session itself" in hooks_log(data), 30)
+        assert status(data)["mcp_sessions"] == 0
+        os.write(stdin_w, b"mine\n")
+        os.set_blocking(stdin_r, False)
+        assert os.read(stdin_r, 64) == b"mine\n"  # nothing of it was read by the daemon
+    for fd in (stdin_r, stdin_w, stdout_r, stdout_w):
+        os.close(fd)

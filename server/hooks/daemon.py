@@ -49,6 +49,7 @@ log = logging.getLogger("living_memory.hooks.daemon")
 IDLE_SECONDS = 1800.0
 ANSWER_TIMEOUT = 10.0
 MAX_REQUEST = 8_000_000
+CONFIRM_SECONDS = 10.0  # how long a yes to an MCP hand-over waits for the command's go
 WARM_PROMPT = "warm up the project memory search"  # loads the model and the file index
 
 
@@ -112,9 +113,17 @@ class Daemon:
         except Exception:
             log.info("the MCP SDK could not be imported", exc_info=True)
 
-    def mcp(self, spec: dict[str, Any], fds: list[int], reply: Callable[[bytes], None]) -> None:
+    def mcp(
+        self,
+        spec: dict[str, Any],
+        fds: list[int],
+        reply: Callable[[bytes], None],
+        confirmed: Callable[[], bool],
+    ) -> None:
         """Serve a handed-over MCP session over ``fds`` (stdin, stdout) until its client
-        closes it; ``reply`` says yes, or no and why, before anything of them is read."""
+        closes it. ``reply`` says yes, or no and why, before anything of them is read; after a
+        yes the command must confirm (``confirmed``): one that gave up waiting serves the
+        session itself, and two servers must never read one stdin."""
         from server.mcp_server.app import Backend, build_server, serve_descriptors, session_runner
         from server.mcp_server.relay import environment
 
@@ -143,9 +152,13 @@ class Daemon:
             if session_runner(app) is None:
                 answer(False, why="this MCP SDK serves only its own stdio")
                 return
+            answer(True, pid=os.getpid())
+            if not confirmed():
+                log.info("the command serves its MCP session itself")
+                backend.close()
+                return
             backend.learning.start()
             backend.start(bool(spec.get("ingest", True)))
-            answer(True, pid=os.getpid())
             stdin, stdout = fds
             fds = []  # the session closes them
             log.info("MCP session for %s", root)
@@ -303,8 +316,18 @@ class _Handler(socketserver.StreamRequestHandler):
             with contextlib.suppress(OSError):
                 reply(json.dumps({"ok": False, "why": str(e)}).encode() + b"\n")
             return
+
+        def confirmed() -> bool:
+            self.request.settimeout(CONFIRM_SECONDS)
+            try:
+                return self.rfile.readline(16).strip() == b"go"
+            except OSError:
+                return False
+            finally:
+                self.request.settimeout(None)
+
         try:
-            self.server.daemon.mcp(spec, fds, reply)
+            self.server.daemon.mcp(spec, fds, reply, confirmed)
         except Exception:
             log.warning("the MCP session failed", exc_info=True)
 

@@ -74,6 +74,11 @@ def hand_over(
     if not answer.get("ok"):
         s.close()
         return None
+    try:  # the daemon serves only once told to: had this given up, it would serve itself
+        s.sendall(b"go\n")
+    except OSError:
+        s.close()
+        return None
     s.settimeout(None)
     with s:  # the daemon closes it when the session ends
         while s.recv(4096):
