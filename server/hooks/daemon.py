@@ -9,8 +9,9 @@ answering without it while it is not running (and starts it).
 Protocol: one JSON request per connection (``client``, ``event``, ``input``, ``cwd``, ``db``,
 ``budget``; or ``control``: ``status`` | ``stop``), one JSON reply (``stdout``). A connection
 that brings two descriptors with an ``mcp`` request hands over an MCP session
-(:mod:`server.mcp_server.relay`): the daemon answers ``{"ok": …}`` on one line, serves the
-session over those descriptors and closes the connection when it ends.
+(:mod:`server.mcp_server.relay`): the daemon answers ``{"ok": …}`` on one line and, after
+a yes, waits for the command's ``go`` line, then serves the session over those descriptors and
+closes the connection when it ends.
 """
 
 from __future__ import annotations
