@@ -223,7 +223,8 @@ class Prepared:
 
 
 class Injector:
-    """Writes one folder's context files; thread-confined (call it from one worker)."""
+    """Writes one folder's context files: :meth:`prepare` on one thread (it only reads),
+    :meth:`write` and :meth:`remove` on another, one call at a time."""
 
     def __init__(
         self,

@@ -19,6 +19,20 @@ from storage.paths import project_key
 
 ROOT = Path(__file__).resolve().parents[1]
 
+INITIALIZE = json.dumps(
+    {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-06-18",
+            "capabilities": {},
+            "clientInfo": {"name": "probe", "version": "1"},
+        },
+    }
+).encode()
+"""A client's first request, as raw bytes (for what the SDK client would not send)."""
+
 
 def server_env(data: Path, **extra: str) -> dict[str, str]:
     """The server's environment: its data folder, the hashing embedder, this checkout."""

@@ -15,7 +15,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
-from mcp_support import call, db_of, mcp_session, server_env
+from mcp_support import INITIALIZE, call, db_of, mcp_session, server_env
 from project_fixtures import make_git_repo
 
 from storage import Anchor, AnchorType, Kind, MemoryStore, NewMemory
@@ -156,17 +156,7 @@ def test_the_command_leaves_when_the_daemon_dies_mid_session(project: Path, data
         )
         try:
             assert mcp.stdin is not None and mcp.stdout is not None
-            hello = {
-                "jsonrpc": "2.0",
-                "id": 1,
-                "method": "initialize",
-                "params": {
-                    "protocolVersion": "2025-06-18",
-                    "capabilities": {},
-                    "clientInfo": {"name": "test", "version": "0"},
-                },
-            }
-            mcp.stdin.write(json.dumps(hello).encode() + b"\n")
+            mcp.stdin.write(INITIALIZE + b"\n")
             mcp.stdin.flush()
             answer = json.loads(mcp.stdout.readline())
             assert answer["id"] == 1 and "serverInfo" in answer["result"]

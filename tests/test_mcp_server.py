@@ -18,7 +18,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from mcp_support import call, call_error, db_of, mcp_session, server_env, tokens_of_call
+from mcp_support import (
+    INITIALIZE,
+    call,
+    call_error,
+    db_of,
+    mcp_session,
+    server_env,
+    tokens_of_call,
+)
 from project_fixtures import make_git_repo
 
 from storage import Anchor, AnchorType, Kind, MemoryStore, NewMemory
@@ -430,20 +438,6 @@ def post(port: int, body: bytes, **headers: str) -> tuple[int, bytes]:
         conn.close()
 
 
-INIT = json.dumps(
-    {
-        "jsonrpc": "2.0",
-        "id": 1,
-        "method": "initialize",
-        "params": {
-            "protocolVersion": "2025-06-18",
-            "capabilities": {},
-            "clientInfo": {"name": "probe", "version": "1"},
-        },
-    }
-).encode()
-
-
 async def test_streamable_http_serves_the_same_tools_to_a_client_with_the_token(
     project: Path, data: Path
 ) -> None:
@@ -481,21 +475,23 @@ async def test_http_refuses_requests_without_the_token_or_from_elsewhere(
         ok = f"Bearer {token}"
         here = f"127.0.0.1:{port}"
         answers = {
-            "no token": post(port, INIT),
-            "wrong token": post(port, INIT, Authorization="Bearer " + "x" * len(token)),
-            "basic": post(port, INIT, Authorization=f"Basic {token}"),
-            "host suffix": post(port, INIT, Authorization=ok, Host=f"{here}.evil.example"),
-            "other host": post(port, INIT, Authorization=ok, Host="evil.example"),
+            "no token": post(port, INITIALIZE),
+            "wrong token": post(port, INITIALIZE, Authorization="Bearer " + "x" * len(token)),
+            "basic": post(port, INITIALIZE, Authorization=f"Basic {token}"),
+            "host suffix": post(port, INITIALIZE, Authorization=ok, Host=f"{here}.evil.example"),
+            "other host": post(port, INITIALIZE, Authorization=ok, Host="evil.example"),
             "origin prefix": post(
-                port, INIT, Authorization=ok, Origin="http://127.0.0.1:80.evil.example"
+                port, INITIALIZE, Authorization=ok, Origin="http://127.0.0.1:80.evil.example"
             ),
-            "origin suffix": post(port, INIT, Authorization=ok, Origin=f"http://{here}.evil.ex"),
+            "origin suffix": post(
+                port, INITIALIZE, Authorization=ok, Origin=f"http://{here}.evil.ex"
+            ),
             "object id": post(
                 port,
                 json.dumps({"jsonrpc": "2.0", "id": {"a": 1}, "method": "ping"}).encode(),
                 Authorization=ok,
             ),
-            "good": post(port, INIT, Authorization=ok, Origin=f"http://{here}"),
+            "good": post(port, INITIALIZE, Authorization=ok, Origin=f"http://{here}"),
         }
     status = {k: v[0] for k, v in answers.items()}
     assert status == {
@@ -517,8 +513,8 @@ async def test_http_refuses_requests_without_the_token_or_from_elsewhere(
 
 async def test_no_auth_serves_without_a_token(project: Path, data: Path) -> None:
     with http_server(project, data, "--no-auth") as (port, _):
-        status, _ = post(port, INIT)
-        foreign, _ = post(port, INIT, Host=f"127.0.0.1:{port}.evil.example")
+        status, _ = post(port, INITIALIZE)
+        foreign, _ = post(port, INITIALIZE, Host=f"127.0.0.1:{port}.evil.example")
     assert (status, foreign) == (200, 421)
     assert not (db_of(project, data).parent / "mcp-token").exists()
 

@@ -70,7 +70,7 @@ class Daemon:
         self.opened: set[tuple[Path, Path]] = set()  # projects whose short forms are made
         self.sessions = 0  # MCP sessions being served: the daemon stays while there are any
         self._models: dict[str | None, Embedder] = {}  # shared by the MCP sessions
-        self._models_lock = threading.Lock()
+        self._lock = threading.Lock()  # guards the two above
 
     def warm(self, request: dict[str, object], *, known_only: bool = False) -> None:
         """Open the project of the event that started the daemon and load its model, so the
@@ -99,7 +99,7 @@ class Daemon:
         session (it is safe to share between threads)."""
         from storage.embeddings import embedder_from_env
 
-        with self._models_lock:
+        with self._lock:
             if model_dir not in self._models:
                 self._models[model_dir] = embedder_from_env(model_dir)
             return self._models[model_dir]
@@ -131,7 +131,7 @@ class Daemon:
         def answer(ok: bool, **more: object) -> None:
             reply(json.dumps({"ok": ok, **more}).encode("utf-8") + b"\n")
 
-        with self._models_lock:
+        with self._lock:
             self.sessions += 1
         try:
             if spec.get("env") != environment():
@@ -150,7 +150,8 @@ class Daemon:
             except Exception as e:  # the command itself says it better
                 answer(False, why=str(e))
                 return
-            if session_runner(app) is None:
+            runner = session_runner(app)
+            if runner is None:
                 answer(False, why="this MCP SDK serves only its own stdio")
                 return
             answer(True, pid=os.getpid())
@@ -163,13 +164,13 @@ class Daemon:
             stdin, stdout = fds
             fds = []  # the session closes them
             log.info("MCP session for %s", root)
-            serve_descriptors(app, backend, stdin, stdout)
+            serve_descriptors(runner, backend, stdin, stdout)
             log.info("MCP session for %s ended", root)
         finally:
             for fd in fds:
                 with contextlib.suppress(OSError):
                     os.close(fd)
-            with self._models_lock:
+            with self._lock:
                 self.sessions -= 1
             self.last = time.monotonic()
 

@@ -209,18 +209,16 @@ def session_runner(app: MCPServer) -> Callable[[Any, Any], Any] | None:
     return lambda read, write: run(read, write, options())
 
 
-def serve_descriptors(app: MCPServer, backend: Backend, stdin: int, stdout: int) -> None:
-    """Serve one session over the descriptors ``stdin`` and ``stdout`` (another process's,
-    handed over: :mod:`server.mcp_server.relay`) until the client closes its end; both are
-    closed after."""
+def serve_descriptors(
+    runner: Callable[[Any, Any], Any], backend: Backend, stdin: int, stdout: int
+) -> None:
+    """Serve one session with ``runner`` (:func:`session_runner`) over the descriptors
+    ``stdin`` and ``stdout`` (another process's, handed over: :mod:`server.mcp_server.relay`)
+    until the client closes its end; both are closed after, and ``backend`` with them."""
     import io
 
     import anyio
     from mcp.server.stdio import stdio_server
-
-    runner = session_runner(app)
-    if runner is None:
-        raise RuntimeError("this MCP SDK cannot serve a session over other streams")
 
     async def run() -> None:
         reader = io.TextIOWrapper(os.fdopen(stdin, "rb"), encoding="utf-8", errors="replace")

@@ -3,9 +3,9 @@ daemon already runs, gives it its stdin and stdout (over the daemon's private Un
 waits; the daemon serves the session with the SDK, the model and the store it has loaded, so
 the first answer costs a search, not an interpreter, the SDK's import and a model load.
 
-Nothing here imports the SDK or the store. When no daemon answers, or it declines (another
-environment, an SDK it cannot serve this way), nothing of stdin has been read and the command
-serves the session itself.
+Nothing here imports the SDK or the store (the hook client's module is the standard
+library's). When no daemon answers, or it declines (another environment, an SDK it cannot
+serve this way), nothing of stdin has been read and the command serves the session itself.
 """
 
 from __future__ import annotations
@@ -15,10 +15,12 @@ import os
 import socket
 from pathlib import Path
 
+from server.hooks import where
+from server.hooks.client import ENV_DAEMON, ENV_DB, ENV_SYNC, daemon_wanted
+from server.hooks.limits import CONNECT_SECONDS
+
 HANDSHAKE_SECONDS = 5.0  # the daemon builds the session's server before it says yes
-ENV_DB = "LIVING_MEMORY_DB"  # sent with the request (the daemon has its own)
-ENV_DAEMON = "LIVING_MEMORY_HOOK_DAEMON"  # "0": no daemon is used
-NOT_SHARED = frozenset({ENV_DB, ENV_DAEMON, "LIVING_MEMORY_HOOK_BUDGET", "LIVING_MEMORY_HOOK_SYNC"})
+NOT_SHARED = frozenset({ENV_DB, ENV_DAEMON, ENV_SYNC, "LIVING_MEMORY_HOOK_BUDGET"})
 """Settings from the environment that are the hooks' own or travel with the request."""
 
 
@@ -39,10 +41,7 @@ def hand_over(
     code, 0); None when no daemon took it (nothing of stdin was read). ``root`` and ``db`` as
     given on the command line (the daemon finds them as the command would, from this working
     folder and this ``LIVING_MEMORY_DB``)."""
-    from server.hooks import where
-    from server.hooks.limits import CONNECT_SECONDS
-
-    if os.environ.get(ENV_DAEMON) == "0" or not hasattr(socket, "send_fds"):
+    if not daemon_wanted() or not hasattr(socket, "send_fds"):
         return None
     path = where.socket_path()
     if not path.exists():
