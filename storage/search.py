@@ -34,6 +34,10 @@ MODES = ("hybrid", "keyword", "vector")
 COMMON_TERM_MIN_DOCS = 1000
 COMMON_TERM_SHARE = 0.02
 COMMON_TERMS_KEPT = 4
+COMMON_SCORED = 500
+"""When every word of a query is common, bm25 ranks only the newest this many memories that
+hold them all: each such word weighs little, so ranking thousands of rows (a file whose words
+are all common in a 100k store: 2,000–6,000) buys little, and cost the file-open its tail."""
 # Rank-ordered FTS matches read per match asked for, and beyond, for rows a filter drops (a
 # branch filter drops ~15 %), and how many times more are read before the filter is applied
 # to every match instead.
@@ -153,20 +157,29 @@ def keyword_candidates(
     # Every word is common: memories holding them all (then most of them) are the signal.
     common = _common_terms(store, terms)
     for n in range(len(common), 0, -1):
-        found = _bm25(store, _all_of(store, common[:n]), filters, limit)
+        found = _bm25(store, _all_of(store, common[:n]), filters, limit, newest=COMMON_SCORED)
         if found or n == 1:
             return found
     return []
 
 
 def _bm25(
-    store: MemoryStore, match: str | None, filters: MemoryFilter, limit: int
+    store: MemoryStore,
+    match: str | None,
+    filters: MemoryFilter,
+    limit: int,
+    *,
+    newest: int | None = None,
 ) -> list[tuple[int, float]]:
+    """The best ``limit`` matches by bm25 that pass ``filters``; with ``newest``, of the
+    newest that many matches only (when no filter narrows the search)."""
     if match is None:
         return []
     weights = ", ".join(str(w) for w in BM25_WEIGHTS)
     if not filters.is_selective:
-        found = _best_ranked(store, match, f"bm25(memories_fts, {weights})", filters, limit)
+        found = _best_ranked(
+            store, match, f"bm25(memories_fts, {weights})", filters, limit, newest=newest
+        )
         if found is not None:
             return found
     # A selective filter (kinds, anchors, ids, source) is part of the match itself, so a
@@ -183,19 +196,32 @@ def _bm25(
 
 
 def _best_ranked(
-    store: MemoryStore, match: str, rank: str, filters: MemoryFilter, limit: int
+    store: MemoryStore,
+    match: str,
+    rank: str,
+    filters: MemoryFilter,
+    limit: int,
+    *,
+    newest: int | None = None,
 ) -> list[tuple[int, float]] | None:
     """The best ``limit`` matches by FTS5's own rank that pass ``filters`` (a filter that keeps
     most memories: archive, branch, validity, dates): only the best-ranked rows are read from
     the memories table and tested, more of them while the filter drops too many. None when
-    that does not settle it in a few rounds."""
+    that does not settle it in a few rounds. With ``newest``, only the newest that many
+    matches are ranked (FTS5 reads them newest first and stops)."""
     where, params = filters.sql("m")
     read = int(limit) * RANK_READ + RANK_SLACK
+    matches = "FROM memories_fts WHERE memories_fts MATCH ?"
+    if newest is not None:
+        matches = (
+            f"FROM (SELECT rowid, {rank} AS s {matches} ORDER BY rowid DESC LIMIT {int(newest)})"
+        )
+        rank = "s"
     for _ in range(RANK_ROUNDS):
         rows = list(
             store.conn.execute(
                 f"SELECT f.rowid, -f.s, ({where}) FROM (SELECT rowid, {rank} AS s "
-                f"FROM memories_fts WHERE memories_fts MATCH ? ORDER BY s LIMIT ?) f "
+                f"{matches} ORDER BY s LIMIT ?) f "
                 f"JOIN memories m INDEXED BY memories_lookup ON m.id = f.rowid "
                 f"ORDER BY f.s, f.rowid",
                 [*params, match, read],

@@ -373,6 +373,27 @@ def test_when_every_word_is_common_one_in_most_memories_does_not_narrow_the_matc
     assert sorted(h.memory.id for h in both) == sorted(ids[10:13])
 
 
+def test_when_every_word_is_common_only_the_newest_matches_are_ranked(
+    store: MemoryStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(search_mod, "COMMON_TERM_MIN_DOCS", 2)  # more than 2 memories: common
+    monkeypatch.setattr(search_mod, "COMMON_SCORED", 4)
+    # the best bm25 matches are the oldest; the four newest mention the words once each
+    best = store.add_many(
+        [NewMemory(text=f"billing api billing api {i}", created_at=T0) for i in range(6)]
+    )
+    filler = " ".join(f"word{j}" for j in range(30))
+    newest = store.add_many(
+        [NewMemory(text=f"billing api note {i} {filler}", created_at=T0) for i in range(4)]
+    )
+    hits = search(store, "billing api", mode="keyword", k=10)
+    assert sorted(_ids(hits)) == sorted(r.id for r in newest)
+    # with room for every match, bm25 picks the best ones again
+    monkeypatch.setattr(search_mod, "COMMON_SCORED", 100)
+    hits = search(store, "billing api", mode="keyword", k=6)
+    assert sorted(_ids(hits)) == sorted(r.id for r in best)
+
+
 def test_archived_best_matches_leave_k_live_results(store: MemoryStore) -> None:
     strong, weak = _ledger_store(store, strong=120, weak=12, kind=Kind.FACT)
     for mid in strong:
