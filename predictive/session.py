@@ -88,6 +88,7 @@ class ProjectSession:
         self._engine: ContextEngine | None = None
         self._staleness: Staleness | None = None
         self._lock = threading.Lock()
+        self._model_ran = False  # the embedder's first run is behind it
 
     @classmethod
     def open(
@@ -126,19 +127,32 @@ class ProjectSession:
             self._budget = budget
             self._engine = None
 
-    def warm(self, *, engine: bool = True) -> None:
-        """Load now what the first answer would otherwise wait for: the embedder (with its first
-        run), the vector index, the token counter, the calling thread's connection to the store
-        (by one search that records nothing) and, with ``engine``, the context engine. An answer
-        that needs a part another thread is still loading waits for it."""
+    def load_vectors(self) -> None:
+        """Load the embedder (with its first run) and the vector index now: most of their
+        loading releases the GIL, so another thread's work goes on beside it."""
         store = self.store
         embedder = store.embedder
-        if store.vectors() is not None and embedder is not None:
+        if store.vectors() is not None and embedder is not None and not self._model_ran:
             embedder.embed([WARM_QUERY])
+            self._model_ran = True
+
+    def warm(self, *, engine: bool = True, search: bool = True) -> None:
+        """Load now what the first answer would otherwise wait for: the embedder and the vector
+        index (:meth:`load_vectors`), the token counter, with ``search`` the calling thread's
+        connection to the store (by one search that records nothing) and, with ``engine``, the
+        context engine. An answer that needs a part another thread is still loading waits for
+        it."""
+        self.load_vectors()
         count_tokens(WARM_QUERY)
-        find(store, WARM_QUERY)
+        if search:
+            self.warm_search()
         if engine:
             self.engine  # noqa: B018
+
+    def warm_search(self) -> None:
+        """Open the calling thread's connection to the store and warm its caches, by one search
+        that records nothing."""
+        find(self.store, WARM_QUERY)
 
     # ---- preparation -----------------------------------------------------------------------
 

@@ -128,6 +128,98 @@ def test_the_warm_up_after_the_model_waits_until_the_server_is_built(tmp_path: P
         backend.close()
 
 
+def test_the_vector_index_loads_while_the_server_is_being_built(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    db = tmp_path / "memory.db"
+    learned_store(db)
+    model = HeldModel()
+    model.release.set()
+    monkeypatch.setattr(Backend, "prepare", lambda self, ingest=True: None)  # the warm-up alone
+    backend = Backend(root=tmp_path, db_path=db, embedder=model)
+    try:
+        warm, _ = backend.start(ingest=False)
+        store = backend.open().store
+        for _ in range(600):
+            if store.vector_cache is not None:
+                break
+            warm.join(0.1)
+        assert warm.is_alive(), "the warm-up went on before the server was built"
+        assert store.vector_cache is not None, "the index waited for the server to be built"
+        build_server(backend)
+        warm.join(60)
+    finally:
+        backend.close()
+
+
+class CountedWarmSearch:
+    """Counts the warm-up's warming searches (the real one runs too)."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        from predictive.session import ProjectSession
+
+        self.calls = 0
+        real = ProjectSession.warm_search
+
+        def counted(session: ProjectSession) -> None:
+            self.calls += 1
+            real(session)
+
+        monkeypatch.setattr(ProjectSession, "warm_search", counted)
+
+
+async def _started_behind(backend: Backend, gate: threading.Event) -> None:
+    """Start ``backend`` with its worker held by ``gate``; return once the warm-up is queued."""
+    backend.worker.submit(gate.wait, 60)
+    warm, prepare = backend.start(ingest=False)
+    await asyncio.to_thread(prepare.join, 60)
+    build_server(backend)
+    await asyncio.to_thread(warm.join, 60)  # the worker's share of the warm-up is queued
+
+
+@pytest.mark.asyncio
+async def test_a_call_queued_during_the_warm_up_spares_its_warming_search(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    db = tmp_path / "memory.db"
+    learned_store(db)
+    searches = CountedWarmSearch(monkeypatch)
+    backend = Backend(root=tmp_path, db_path=db, embedder=HashingEmbedder)
+    gate = threading.Event()
+    try:
+        await _started_behind(backend, gate)
+        call = asyncio.create_task(backend.call(lambda store: store.count()))
+        await asyncio.sleep(0.1)  # queued behind the warm-up
+        gate.set()
+        assert await asyncio.wait_for(call, 60) == 2
+        await asyncio.to_thread(lambda: backend.worker.submit(lambda: None).result(60))
+        await asyncio.to_thread(lambda: backend.worker.submit(lambda: None).result(60))
+    finally:
+        gate.set()
+        backend.close()
+    assert searches.calls == 0
+
+
+@pytest.mark.asyncio
+async def test_without_a_call_the_warm_up_warms_the_worker_by_a_search(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    db = tmp_path / "memory.db"
+    learned_store(db)
+    searches = CountedWarmSearch(monkeypatch)
+    backend = Backend(root=tmp_path, db_path=db, embedder=HashingEmbedder)
+    gate = threading.Event()
+    try:
+        await _started_behind(backend, gate)
+        gate.set()
+        for _ in range(3):  # the warm-up's jobs, each queueing the next
+            await asyncio.to_thread(lambda: backend.worker.submit(lambda: None).result(60))
+    finally:
+        gate.set()
+        backend.close()
+    assert searches.calls == 1
+
+
 def test_the_collector_is_back_on_after_the_start_even_when_it_fails() -> None:
     assert gc.isenabled()
     with pytest.raises(RuntimeError), _collector_paused():

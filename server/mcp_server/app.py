@@ -1,9 +1,9 @@
 """Builds the MCP server over one project's store and runs it over stdio or streamable HTTP.
 
 All store work happens on one worker thread (the store keeps a connection per thread). Two
-more threads start before the SDK is imported: one loads the model beside the import (what of
-its load releases the GIL overlaps; bench/README measured little) and, once the server is
-built, queues the rest of the warm-up on the worker; the other prepares the store (the first
+more threads start before the SDK is imported: one loads the model and the vector index beside
+the import (their loading releases the GIL most of the time) and, once the server is built,
+queues the rest of the warm-up on the worker; the other prepares the store (the first
 ingestion of a new project, vectors for what lacks one), as the language server does. An
 answer waits only for what it needs that is still loading. Logs go to stderr, never stdout
 (stdout carries the protocol)."""
@@ -58,6 +58,7 @@ class Backend:
     )
     _open_lock: threading.Lock = field(default_factory=threading.Lock)
     built: threading.Event = field(default_factory=threading.Event)  # set once tools are in
+    _called: int = 0  # calls the worker has started (counted on the worker)
 
     def open(self) -> ProjectSession:
         """The project's session (its store is opened on first use)."""
@@ -76,17 +77,22 @@ class Backend:
     async def call(self, fn: Callable[[MemoryStore], T]) -> T:
         """``fn(store)`` on the store's worker thread."""
         loop = asyncio.get_running_loop()
-        return await loop.run_in_executor(self.worker, lambda: fn(self.open().store))
+
+        def run() -> T:
+            self._called += 1
+            return fn(self.open().store)
+
+        return await loop.run_in_executor(self.worker, run)
 
     def warm(self) -> None:
-        """Load the model now, beside the SDK's import (what of its load releases the GIL
-        overlaps the import). The rest of the warm-up (:meth:`ProjectSession.warm`) mostly holds the
-        GIL, so it waits until the server is built (:attr:`built`) and is then queued on the
+        """Load the model and the vector index now, beside the SDK's import (most of their
+        loading releases the GIL). The rest of the warm-up (:meth:`ProjectSession.warm`) holds
+        the GIL, so it waits until the server is built (:attr:`built`) and is then queued on the
         worker, which answers: a call that came first is answered first. A failure is logged;
         the first answer that needs the part tries again and says why."""
         try:
             session = self.open()
-            session.store.embedder  # noqa: B018
+            session.load_vectors()
         except Exception:
             log.warning("loading the memory of %s failed", self.root, exc_info=True)
             return
@@ -95,13 +101,23 @@ class Backend:
             self.worker.submit(self._warm_worker, session)
 
     def _warm_worker(self, session: ProjectSession) -> None:
-        """What a search needs first; the context engine then comes in a job of its own, behind
-        a call that came meanwhile (an agent's first call is rarely for a file's context)."""
+        """What a search needs first; then, each in a job of its own behind a call that came
+        meanwhile, a warming search (unless a call has warmed the worker already) and the
+        context engine (an agent's first call is rarely for a file's context)."""
         try:
-            session.warm(engine=False)
+            session.warm(engine=False, search=False)
         except Exception:
             log.warning("warming the store's worker failed", exc_info=True)
             return
+        with suppress(RuntimeError):  # the server has stopped already
+            self.worker.submit(self._warm_search, session)
+
+    def _warm_search(self, session: ProjectSession) -> None:
+        if not self._called:
+            try:
+                session.warm_search()
+            except Exception:
+                log.warning("warming the store's worker failed", exc_info=True)
         with suppress(RuntimeError):  # the server has stopped already
             self.worker.submit(self._warm_engine, session)
 
