@@ -21,6 +21,8 @@ from mcp import Client, ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp_support import call_error, server_env
 
+import server.mcp_server.app as app_mod
+from predictive.session import ProjectSession
 from server.mcp_server.app import Backend, _collector_paused, build_server
 from storage import MemoryStore, NewMemory
 from storage.embeddings import Embedder, HashingEmbedder
@@ -156,8 +158,6 @@ class CountedWarmSearch:
     """Counts the warm-up's warming searches (the real one runs too)."""
 
     def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
-        from predictive.session import ProjectSession
-
         self.calls = 0
         real = ProjectSession.warm_search
 
@@ -166,6 +166,20 @@ class CountedWarmSearch:
             real(session)
 
         monkeypatch.setattr(ProjectSession, "warm_search", counted)
+
+
+class CountedEngineWarmUp:
+    """Tells when the warm-up's last job, building the context engine, is done."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        self.done = threading.Event()
+        real = Backend._warm_engine
+
+        def counted(backend: Backend, session: ProjectSession) -> None:
+            real(backend, session)
+            self.done.set()
+
+        monkeypatch.setattr(Backend, "_warm_engine", counted)
 
 
 async def _started_behind(backend: Backend, gate: threading.Event) -> None:
@@ -184,6 +198,8 @@ async def test_a_call_queued_during_the_warm_up_spares_its_warming_search(
     db = tmp_path / "memory.db"
     learned_store(db)
     searches = CountedWarmSearch(monkeypatch)
+    engines = CountedEngineWarmUp(monkeypatch)
+    monkeypatch.setattr(app_mod, "WARM_SEARCH_AFTER_S", 0.2)
     backend = Backend(root=tmp_path, db_path=db, embedder=HashingEmbedder)
     gate = threading.Event()
     try:
@@ -192,8 +208,7 @@ async def test_a_call_queued_during_the_warm_up_spares_its_warming_search(
         await asyncio.sleep(0.1)  # queued behind the warm-up
         gate.set()
         assert await asyncio.wait_for(call, 60) == 2
-        await asyncio.to_thread(lambda: backend.worker.submit(lambda: None).result(60))
-        await asyncio.to_thread(lambda: backend.worker.submit(lambda: None).result(60))
+        assert await asyncio.to_thread(engines.done.wait, 60), "the engine was never built"
     finally:
         gate.set()
         backend.close()
@@ -207,13 +222,14 @@ async def test_without_a_call_the_warm_up_warms_the_worker_by_a_search(
     db = tmp_path / "memory.db"
     learned_store(db)
     searches = CountedWarmSearch(monkeypatch)
+    engines = CountedEngineWarmUp(monkeypatch)
+    monkeypatch.setattr(app_mod, "WARM_SEARCH_AFTER_S", 0.05)
     backend = Backend(root=tmp_path, db_path=db, embedder=HashingEmbedder)
     gate = threading.Event()
     try:
         await _started_behind(backend, gate)
         gate.set()
-        for _ in range(3):  # the warm-up's jobs, each queueing the next
-            await asyncio.to_thread(lambda: backend.worker.submit(lambda: None).result(60))
+        assert await asyncio.to_thread(engines.done.wait, 60), "the engine was never built"
     finally:
         gate.set()
         backend.close()

@@ -43,6 +43,12 @@ INSTRUCTIONS = (
 )
 
 
+WARM_SEARCH_AFTER_S = 0.5
+"""How long after the server is built the warm-up's own search waits for a client's first
+call, which warms the worker itself: a client asks right after ``initialize``, and a warming
+search run then would only make it wait."""
+
+
 @dataclass
 class Backend:
     """One project's session (opened on first use) and the thread that does all store work."""
@@ -101,16 +107,22 @@ class Backend:
             self.worker.submit(self._warm_worker, session)
 
     def _warm_worker(self, session: ProjectSession) -> None:
-        """What a search needs first; then, each in a job of its own behind a call that came
-        meanwhile, a warming search (unless a call has warmed the worker already) and the
-        context engine (an agent's first call is rarely for a file's context)."""
+        """What a search needs first; then, once the client has been quiet for a moment
+        (:data:`WARM_SEARCH_AFTER_S`), a warming search unless a call has warmed the worker
+        already, and the context engine, each in a job of its own behind any call that came
+        meanwhile (an agent's first call is rarely for a file's context)."""
         try:
             session.warm(engine=False, search=False)
         except Exception:
             log.warning("warming the store's worker failed", exc_info=True)
             return
+        timer = threading.Timer(WARM_SEARCH_AFTER_S, self._submit, (self._warm_search, session))
+        timer.daemon = True
+        timer.start()
+
+    def _submit(self, job: Callable[[ProjectSession], None], session: ProjectSession) -> None:
         with suppress(RuntimeError):  # the server has stopped already
-            self.worker.submit(self._warm_search, session)
+            self.worker.submit(job, session)
 
     def _warm_search(self, session: ProjectSession) -> None:
         if not self._called:
@@ -118,8 +130,7 @@ class Backend:
                 session.warm_search()
             except Exception:
                 log.warning("warming the store's worker failed", exc_info=True)
-        with suppress(RuntimeError):  # the server has stopped already
-            self.worker.submit(self._warm_engine, session)
+        self._submit(self._warm_engine, session)
 
     def _warm_engine(self, session: ProjectSession) -> None:
         try:
