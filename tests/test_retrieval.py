@@ -424,3 +424,19 @@ def test_a_conversation_is_found_by_what_it_is_about(store: MemoryStore) -> None
     assert not going_on & {"later", "open"}
     over = {s.external_id for s, _ in summary_ranking(store, qv, before=t0 + 7201)}
     assert over >= {"later", "open"}
+
+
+def test_a_question_that_names_a_kind_of_source_prefers_that_kind(store: MemoryStore) -> None:
+    from storage import Kind, NewMemory
+
+    text = "Storage moves to SQLite, and its full-text index to FTS5"
+    store.add(NewMemory(text=text, kind=Kind.DECISION, source="adr", source_id="docs/adr/2.md"))
+    store.add(NewMemory(text=text + " tables", kind=Kind.FACT, source="git", source_id="abc123"))
+    asked = "where does storage move, and its full-text index"
+    plain = find(store, asked, k=2)
+    by_record = find(store, f"per the storage proposal, {asked}", k=2)
+    by_commit = find(store, f"in which commit {asked}", k=2)
+    assert {f.provenance.kind for f in plain} == {"decision record", "commit"}
+    assert by_record[0].provenance.kind == "decision record"
+    assert by_commit[0].provenance.kind == "commit"
+    assert by_commit[0].score > 0 and by_commit[1].provenance.kind == "decision record"
