@@ -27,14 +27,29 @@ _NOISE = re.compile(
     re.I,
 )
 _REASON = re.compile(r"\b(?:because|since|so that|as we(?:'ve| have)?|to avoid|instead of)\b", re.I)
+_LOOKING = re.compile(
+    r"^(?:(?:now|first|next|then|finally|ok(?:ay)?|great|perfect|good|alright)[,!.]?\s+)*"
+    r"(?:let me|let'?s|let us|i'?ll|i will|i'?m going to|we'?ll)\s+(?:(?:also|now|first|"
+    r"quickly|just)\s+)*(?:check|look|see|examine|inspect|explore|search|find|read|open|view|"
+    r"review|run|verify|investigate|analy[sz]e|understand|take a look|have a look|dig)\b",
+    re.I,
+)
+"""A narration of looking at something ("Let's check the CLI file since…"): the step, not what
+was found or decided, even when it gives a reason."""
 _PASTED = re.compile(
     r"\b\d{1,2}:\d{2}:\d{2}\b|\b(?:DEBUG|INFO|WARNING|ERROR|CRITICAL)\b[:\s]|\"\w+\":\s|\\u[0-9a-f]{4}|"
     r"https?://|^\s*[\[{]|^\s*\$\s|^\s*>>>|\^{3,}|Traceback|\bFile \"|\bline \d+\b|"
     r"\bfrom\s+[\w.]+\s+import\b|\b(?:Args|Returns|Raises|Parameters|Example):|'\w+':\s|"
     r"\S{40,}|"  # a token no one writes: an encoded blob, a long URL or path
     r"(?:^|\s)--?[A-Za-z][\w-]*\b.*\s--?[A-Za-z][\w-]*\b|"  # a command line with options
-    r"^\s*(?:python3?|pip|uv|uvx|npm|npx|git|cd|ls|cat|curl|docker|make|pytest)\s"
+    r"^\s*(?:python3?|pip|uv|uvx|npm|npx|git|cd|ls|cat|curl|docker|make|pytest)\s|"
+    r"[\u2500-\u257f\u2800-\u28ff\u274c\u2705]|"  # a terminal's boxes, spinners and status marks
+    r"\bSYNOPSIS\b|\bPOSITIONAL ARGUMENTS\b|^\s*usage:\s|"  # a command's help
+    r"\[type=\w+"  # a validation error's dump
 )
+REPEATED_WORDS = 6
+"""A sentence in which the same run of this many words comes twice is pasted output (a log,
+the same error for every item), not something said."""
 _CODEISH = re.compile(
     r"^\s*(?:[-*+]\s*\[[ xX!]?\]|#|from\s+\S+\s+import|import\s|def\s|class\s|return\b|"
     r"print\(|await\s|async\s|\w+\s*=\s*\S)|\s[-+]\s*$|\)\s*->|;\s*$"
@@ -87,9 +102,23 @@ def _plain(sentence: str) -> bool:
         and not is_tool_output(s)
         and not _PASTED.search(s)
         and not ((_NOISE.match(s) or s.endswith(":")) and not _REASON.search(s))
+        and not _LOOKING.match(s)
         and not _CODEISH.search(s)
         and "<" not in s[:2]
+        and not _repeats(s)
     )
+
+
+def _repeats(sentence: str) -> bool:
+    """Whether a run of :data:`REPEATED_WORDS` words comes twice in ``sentence``."""
+    words = re.findall(r"\w+", sentence.lower())
+    seen: set[tuple[str, ...]] = set()
+    for i in range(len(words) - REPEATED_WORDS + 1):
+        run = tuple(words[i : i + REPEATED_WORDS])
+        if run in seen:
+            return True
+        seen.add(run)
+    return False
 
 
 def _own_words(text: str) -> str:

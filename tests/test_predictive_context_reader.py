@@ -208,6 +208,44 @@ def test_a_conversation_shows_what_was_said_about_the_file(
     assert "must be integers in cents" not in early.markdown
 
 
+def test_pasted_output_and_narrated_looking_are_not_what_was_said(
+    store: MemoryStore, tmp_path: Path
+) -> None:
+    root = project(tmp_path)
+    turns = [
+        ("user", "invoice.py fails again: No results found! \u274c Billing Errors No results!"),
+        ("user", "SYNOPSIS invoice.py total INVOICE for the invoice module"),
+        (
+            "user",
+            "invoice.py says total of the invoice could not be computed, total of the invoice "
+            "could not be computed",
+        ),
+        (
+            "assistant",
+            "Let's check invoice.py since that's where the totals are computed:",
+        ),
+        (
+            "assistant",
+            "Let's fix the rounding in invoice.py since floats lose cents on large invoices:",
+        ),
+        ("user", "From now on totals in invoice.py must be integers in cents, never floats."),
+        (
+            "user",
+            "In invoice.py, if it's called without a date it uses today, if it's called with a "
+            "date it keeps that one.",
+        ),
+    ]
+    run(store, root=root, options={"sources": ["chats"]}, conversations=[conversation(turns)])
+    md = context(store, root, "src/billing/invoice.py")
+    assert "must be integers in cents, never floats" in md
+    assert "floats lose cents on large invoices" in md  # a step taken, with its reason
+    assert "if it's called with a date it keeps that one" in md  # parallel, not pasted
+    assert "No results found" not in md
+    assert "SYNOPSIS" not in md
+    assert "could not be computed" not in md
+    assert "where the totals are computed" not in md  # a look, even with a reason
+
+
 def test_a_weak_suspicion_is_never_in_the_context(store: MemoryStore) -> None:
     a = store.add(
         NewMemory(
