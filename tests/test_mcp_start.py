@@ -14,6 +14,8 @@ import gc
 import json
 import sys
 import threading
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from pathlib import Path
 
 import pytest
@@ -182,36 +184,43 @@ class CountedEngineWarmUp:
         monkeypatch.setattr(Backend, "_warm_engine", counted)
 
 
-async def _started_behind(backend: Backend, gate: threading.Event) -> None:
-    """Start ``backend`` with its worker held by ``gate``; return once the warm-up is queued."""
-    backend.worker.submit(gate.wait, 60)
-    warm, prepare = backend.start(ingest=False)
-    await asyncio.to_thread(prepare.join, 60)
-    build_server(backend)
-    await asyncio.to_thread(warm.join, 60)  # the worker's share of the warm-up is queued
+@asynccontextmanager
+async def warming_up(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, wait_s: float
+) -> AsyncIterator[tuple[Backend, threading.Event, CountedWarmSearch]]:
+    """A backend started with its worker held by the yielded gate, the warm-up's search
+    waiting ``wait_s`` for a first call; yielded once the worker's share of the warm-up is
+    queued; on leaving, the warm-up is waited for to its end (the context engine)."""
+    db = tmp_path / "memory.db"
+    learned_store(db)
+    searches = CountedWarmSearch(monkeypatch)
+    engines = CountedEngineWarmUp(monkeypatch)
+    monkeypatch.setattr(app_mod, "WARM_SEARCH_AFTER_S", wait_s)
+    backend = Backend(root=tmp_path, db_path=db, embedder=HashingEmbedder)
+    gate = threading.Event()
+    try:
+        backend.worker.submit(gate.wait, 60)
+        warm, prepare = backend.start(ingest=False)
+        await asyncio.to_thread(prepare.join, 60)
+        build_server(backend)
+        await asyncio.to_thread(warm.join, 60)
+        yield backend, gate, searches
+        gate.set()
+        assert await asyncio.to_thread(engines.done.wait, 60), "the engine was never built"
+    finally:
+        gate.set()
+        backend.close()
 
 
 @pytest.mark.asyncio
 async def test_a_call_queued_during_the_warm_up_spares_its_warming_search(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    db = tmp_path / "memory.db"
-    learned_store(db)
-    searches = CountedWarmSearch(monkeypatch)
-    engines = CountedEngineWarmUp(monkeypatch)
-    monkeypatch.setattr(app_mod, "WARM_SEARCH_AFTER_S", 0.2)
-    backend = Backend(root=tmp_path, db_path=db, embedder=HashingEmbedder)
-    gate = threading.Event()
-    try:
-        await _started_behind(backend, gate)
+    async with warming_up(tmp_path, monkeypatch, 0.2) as (backend, gate, searches):
         call = asyncio.create_task(backend.call(lambda store: store.count()))
         await asyncio.sleep(0.1)  # queued behind the warm-up
         gate.set()
         assert await asyncio.wait_for(call, 60) == 2
-        assert await asyncio.to_thread(engines.done.wait, 60), "the engine was never built"
-    finally:
-        gate.set()
-        backend.close()
     assert searches.calls == 0
 
 
@@ -219,20 +228,8 @@ async def test_a_call_queued_during_the_warm_up_spares_its_warming_search(
 async def test_without_a_call_the_warm_up_warms_the_worker_by_a_search(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    db = tmp_path / "memory.db"
-    learned_store(db)
-    searches = CountedWarmSearch(monkeypatch)
-    engines = CountedEngineWarmUp(monkeypatch)
-    monkeypatch.setattr(app_mod, "WARM_SEARCH_AFTER_S", 0.05)
-    backend = Backend(root=tmp_path, db_path=db, embedder=HashingEmbedder)
-    gate = threading.Event()
-    try:
-        await _started_behind(backend, gate)
-        gate.set()
-        assert await asyncio.to_thread(engines.done.wait, 60), "the engine was never built"
-    finally:
-        gate.set()
-        backend.close()
+    async with warming_up(tmp_path, monkeypatch, 0.05) as (_, _, searches):
+        pass
     assert searches.calls == 1
 
 
