@@ -30,6 +30,10 @@ _CONVERSATIONS = re.compile(r"(?P<done>\d+) conversations")
 VECTORS = ("vectors", "memories embedded")
 PASSAGES = ("passages", "passages embedded")
 _LEARNING = re.compile(r"(?P<done>[\d,]+) of (?P<total>[\d,]+) (?P<unit>memories|passages)")
+STARTING_WAIT_S = 0.25
+"""How long an answer given before the preparation has said what it does waits for it to say:
+a learned store's check is over milliseconds after the model is in, and "learning: starting"
+on a store with nothing to learn would send an agent looking for what is missing."""
 
 
 @dataclass(frozen=True)
@@ -65,6 +69,7 @@ class Learning:
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
+        self._said = threading.Condition(self._lock)  # a step reported, or the end
         self._active = False
         self._steps: dict[str, Step] = {}
 
@@ -78,6 +83,7 @@ class Learning:
         with self._lock:
             self._active = False
             self._steps.clear()
+            self._said.notify_all()
 
     @property
     def active(self) -> bool:
@@ -107,12 +113,14 @@ class Learning:
             elif source == "rules" and rest.strip() != "reading":  # one report per rule file
                 step = Step(source, unit, step.done + 1, step.total)
             self._steps[source] = step
+            self._said.notify_all()
 
     def embedding(self, done: int, total: int) -> None:
         """An embedding progress report: ``done`` of ``total`` memories have their vector."""
         with self._lock:
             if self._active:
                 self._steps[VECTORS[0]] = Step(*VECTORS, done, total)
+                self._said.notify_all()
 
     def learning_progress(self, done: int, total: int, message: str | None = None) -> None:
         """A report of :func:`predictive.ingest.learn_vectors` ("learning: 40 of 90
@@ -126,10 +134,14 @@ class Learning:
         with self._lock:
             if self._active:
                 self._steps[PASSAGES[0]] = Step(*PASSAGES, done, total)
+                self._said.notify_all()
 
-    def note(self) -> dict[str, Any] | None:
-        """What an answer given now says of the learning still going on, or None."""
+    def note(self, wait: float = STARTING_WAIT_S) -> dict[str, Any] | None:
+        """What an answer given now says of the learning still going on, or None; while the
+        preparation has said nothing yet, after waiting up to ``wait`` seconds for it to."""
         with self._lock:
+            if self._active and not self._steps and wait > 0:
+                self._said.wait_for(lambda: not self._active or bool(self._steps), wait)
             if not self._active:
                 return None
             steps = list(self._steps.values())

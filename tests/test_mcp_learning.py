@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import json
 import threading
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -141,7 +142,7 @@ def test_the_record_follows_the_ingestions_reports_per_source() -> None:
     rec.ingest_progress(0, 1, "git: reading")  # before start: not learning
     assert rec.note() is None
     rec.start()
-    assert rec.note() == {
+    assert rec.note(wait=0) == {
         "message": "learning: starting — answers may miss what is not learned yet",
         "steps": [],
     }
@@ -180,3 +181,37 @@ def test_a_source_that_gave_no_count_is_not_shown_once_the_next_one_starts() -> 
     note = rec.note()
     assert note is not None and [s["source"] for s in note["steps"]] == ["adr"]
     assert note["message"].startswith("learning: 1 of 4 decision records —")
+
+
+def _later(seconds: float, action: Callable[[], None]) -> threading.Thread:
+    thread = threading.Thread(target=lambda: (time.sleep(seconds), action()), daemon=True)
+    thread.start()
+    return thread
+
+
+def test_an_answer_before_a_learned_stores_check_is_over_waits_for_it() -> None:
+    rec = Learning()
+    rec.start()
+    done = _later(0.05, rec.finish)
+    t0 = time.monotonic()
+    assert rec.note(wait=10) is None  # nothing to learn: no note at all
+    assert time.monotonic() - t0 < 5
+    done.join(5)
+
+
+def test_an_answer_before_the_first_report_waits_for_it() -> None:
+    rec = Learning()
+    rec.start()
+    reported = _later(0.05, lambda: rec.ingest_progress(0, 90, "git: reading 90 commits"))
+    note = rec.note(wait=10)
+    assert note is not None and note["message"].startswith("learning: 0 of 90 commits")
+    reported.join(5)
+
+
+def test_a_preparation_that_says_nothing_is_starting_after_the_wait() -> None:
+    rec = Learning()
+    rec.start()
+    t0 = time.monotonic()
+    note = rec.note(wait=0.05)
+    assert time.monotonic() - t0 >= 0.04
+    assert note is not None and note["message"].startswith("learning: starting")
