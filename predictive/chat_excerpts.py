@@ -45,6 +45,7 @@ _PASTED = re.compile(
     r"^\s*(?:python3?|pip|uv|uvx|npm|npx|git|cd|ls|cat|curl|docker|make|pytest)\s|"
     r"[\u2500-\u257f\u2800-\u28ff\u274c\u2705]|"  # a terminal's boxes, spinners and status marks
     r"\bSYNOPSIS\b|\bPOSITIONAL ARGUMENTS\b|^\s*usage:\s|"  # a command's help
+    r"\bNAME\b.*\b(?:DESCRIPTION|COMMANDS|GROUPS|FLAGS)\b|"
     r"\[type=\w+"  # a validation error's dump
 )
 REPEATED_WORDS = 6

@@ -215,6 +215,7 @@ def test_pasted_output_and_narrated_looking_are_not_what_was_said(
     turns = [
         ("user", "invoice.py fails again: No results found! \u274c Billing Errors No results!"),
         ("user", "SYNOPSIS invoice.py total INVOICE for the invoice module"),
+        ("user", "NAME invoice.py - totals of the invoice module. COMMANDS total, refund"),
         (
             "user",
             "invoice.py says total of the invoice could not be computed, total of the invoice "
@@ -241,7 +242,7 @@ def test_pasted_output_and_narrated_looking_are_not_what_was_said(
     assert "floats lose cents on large invoices" in md  # a step taken, with its reason
     assert "if it's called with a date it keeps that one" in md  # parallel, not pasted
     assert "No results found" not in md
-    assert "SYNOPSIS" not in md
+    assert "SYNOPSIS" not in md and "totals of the invoice module" not in md
     assert "could not be computed" not in md
     assert "where the totals are computed" not in md  # a look, even with a reason
 
