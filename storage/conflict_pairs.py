@@ -9,11 +9,22 @@ from collections.abc import Sequence
 
 from storage.repository import MemoryStore
 
+BACKLOG = "contradictions-backlog"
+"""Cursor source holding the id after which memories still wait for the scan that follows
+their write (an ingest's scan that ran out of time goes on from there next time)."""
+
 
 def max_memory_id(store: MemoryStore) -> int:
     """The highest memory id so far (0 in an empty store): new memories come after it."""
     row = store.conn.execute("SELECT coalesce(max(id), 0) FROM memories").fetchone()
     return int(row[0])
+
+
+def scan_behind(store: MemoryStore) -> bool:
+    """Whether a contradiction scan stopped before the newest memory (the next scan takes up
+    what it left)."""
+    kept = store.cursors.get(BACKLOG).get("after")
+    return kept is not None and int(kept) < max_memory_id(store)
 
 
 def ids_after(store: MemoryStore, after_id: int) -> list[int]:

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -11,6 +13,7 @@ from project_fixtures import make_git_repo
 from predictive import operations as ops
 from predictive.session import ProjectSession, find_root
 from storage import MemoryStore, NewMemory
+from storage.conflict_pairs import BACKLOG
 from storage.embeddings import HashingEmbedder
 
 
@@ -80,6 +83,41 @@ def test_prepare_without_ingest_leaves_the_history_alone(tmp_path: Path) -> None
         out = session.prepare(ingest=False)
         assert out.first_run is None and out.embedded == 1
         assert session.needs_first_run()
+    finally:
+        session.close()
+
+
+def test_a_learned_store_is_prepared_without_loading_the_ingestion(tmp_path: Path) -> None:
+    db = tmp_path / "memory.db"
+    with MemoryStore(db, embedder=HashingEmbedder(dim=64)) as store:
+        store.add(NewMemory(text="Deploys go through the canary for ten minutes"))
+    probe = (
+        "import sys; from pathlib import Path; from storage.embeddings import HashingEmbedder; "
+        "from predictive.session import ProjectSession; "
+        f"s = ProjectSession.open(Path({str(tmp_path)!r}), Path({str(db)!r}), "
+        "embedder=lambda: HashingEmbedder(dim=64)); out = s.prepare(ingest=False); s.close(); "
+        "print(out.embedded, out.passages, 'predictive.ingest' in sys.modules)"
+    )
+    ran = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    assert ran.stdout.split() == ["0", "0", "False"]
+
+
+def test_a_contradiction_scan_left_behind_is_taken_up_by_the_preparation(
+    tmp_path: Path,
+) -> None:
+    db = tmp_path / "memory.db"
+    with MemoryStore(db, embedder=HashingEmbedder(dim=64)) as store:
+        ids = [
+            store.add(NewMemory(text=f"Service {i} retries three times before failing")).id
+            for i in range(3)
+        ]
+        store.cursors.set(BACKLOG, {"after": str(ids[0])})  # a scan stopped after the first
+    session = session_at(tmp_path, db)
+    try:
+        assert session.has_learning_to_do()
+        session.prepare(ingest=False)
+        assert session.store.cursors.get(BACKLOG) == {"after": str(ids[-1])}
+        assert not session.has_learning_to_do()
     finally:
         session.close()
 

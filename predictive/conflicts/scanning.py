@@ -47,6 +47,7 @@ from predictive.conflicts.statement import MAX_TEXT, analyse
 from storage import conflict_candidates as candidates
 from storage.conflict_candidates import settled_texts, texts_key
 from storage.conflict_pairs import (
+    BACKLOG,
     decisions_numbered,
     ids_after,
     lineage,
@@ -394,9 +395,6 @@ def record_outcome(store: MemoryStore, outcome: Outcome) -> list[int]:
     return opened
 
 
-BACKLOG = "contradictions-backlog"
-"""Cursor source holding the id after which memories still wait for the scan that follows
-their write (an ingest's scan that ran out of time goes on from there next time)."""
 WRITE_SCAN_SECONDS = 30.0
 """Wall time the scan after one ingest takes at most; what is left waits for the next."""
 
