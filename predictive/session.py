@@ -137,13 +137,13 @@ class ProjectSession:
             self._model_ran = True
 
     def warm(self, *, engine: bool = True, search: bool = True) -> None:
-        """Load now what the first answer would otherwise wait for: the embedder and the vector
-        index (:meth:`load_vectors`), the token counter, with ``search`` the calling thread's
+        """Load now what the first answer would otherwise wait for: the token counter, the
+        embedder and the vector index (:meth:`load_vectors`), with ``search`` the calling thread's
         connection to the store (by one search that records nothing) and, with ``engine``, the
         context engine. An answer that needs a part another thread is still loading waits for
         it."""
-        self.load_vectors()
         count_tokens(WARM_QUERY)
+        self.load_vectors()
         if search:
             self.warm_search()
         if engine:

@@ -134,27 +134,25 @@ def test_the_warm_up_after_the_model_waits_until_the_server_is_built(tmp_path: P
         backend.close()
 
 
-def test_the_vector_index_loads_while_the_server_is_being_built(
+def test_the_vector_index_loads_beside_the_workers_warm_up(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     db = tmp_path / "memory.db"
     learned_store(db)
-    model = HeldModel()
-    model.release.set()
     monkeypatch.setattr(Backend, "prepare", lambda self, ingest=True: None)  # the warm-up alone
-    backend = Backend(root=tmp_path, db_path=db, embedder=model)
+    backend = Backend(root=tmp_path, db_path=db, embedder=HashingEmbedder)
+    gate = threading.Event()
     try:
+        backend.worker.submit(gate.wait, 60)  # the worker is busy all along
         warm, _ = backend.start(ingest=False)
         store = backend.open().store
-        for _ in range(600):
-            if store.vector_cache is not None:
-                break
-            warm.join(0.1)
-        assert warm.is_alive(), "the warm-up went on before the server was built"
-        assert store.vector_cache is not None, "the index waited for the server to be built"
+        warm.join(0.5)
+        assert store.vector_cache is None, "the index was loaded before the server was built"
         build_server(backend)
         warm.join(60)
+        assert store.vector_cache is not None, "the index waited for the worker"
     finally:
+        gate.set()
         backend.close()
 
 

@@ -1,9 +1,9 @@
 """Builds the MCP server over one project's store and runs it over stdio or streamable HTTP.
 
 All store work happens on one worker thread (the store keeps a connection per thread). Two
-more threads start before the SDK is imported: one loads the model and the vector index beside
-the import (their loading releases the GIL most of the time) and, once the server is built,
-queues the rest of the warm-up on the worker; the other prepares the store (the first
+more threads start before the SDK is imported: one loads the model beside the import and, once
+the server is built, queues the rest of the warm-up on the worker and loads the vector index
+beside it (its loading releases the GIL); the other prepares the store (the first
 ingestion of a new project, vectors for what lacks one), as the language server does. An
 answer waits only for what it needs that is still loading. Logs go to stderr, never stdout
 (stdout carries the protocol)."""
@@ -91,20 +91,25 @@ class Backend:
         return await loop.run_in_executor(self.worker, run)
 
     def warm(self) -> None:
-        """Load the model and the vector index now, beside the SDK's import (most of their
-        loading releases the GIL). The rest of the warm-up (:meth:`ProjectSession.warm`) holds
-        the GIL, so it waits until the server is built (:attr:`built`) and is then queued on the
-        worker, which answers: a call that came first is answered first. A failure is logged;
-        the first answer that needs the part tries again and says why."""
+        """Load the model now, beside the SDK's import. The rest of the warm-up
+        (:meth:`ProjectSession.warm`) holds the GIL, so it waits until the server is built
+        (:attr:`built`) and is then queued on the worker, which answers: a call that came first
+        is answered first; the vector index loads here meanwhile (its loading releases the GIL:
+        before the server is built it only slowed the SDK's import on two cores). A failure is
+        logged; the first answer that needs the part tries again and says why."""
         try:
             session = self.open()
-            session.load_vectors()
+            session.store.embedder  # noqa: B018
         except Exception:
             log.warning("loading the memory of %s failed", self.root, exc_info=True)
             return
         self.built.wait()
         with suppress(RuntimeError):  # the server has stopped already
             self.worker.submit(self._warm_worker, session)
+        try:
+            session.load_vectors()
+        except Exception:
+            log.warning("loading the vector index of %s failed", self.root, exc_info=True)
 
     def _warm_worker(self, session: ProjectSession) -> None:
         """What a search needs first; then, once the client has been quiet for a moment
