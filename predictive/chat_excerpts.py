@@ -20,18 +20,18 @@ from storage.text import is_tool_output
 
 _FENCE = re.compile(r"```.*?(?:```|$)", re.S)
 _MARKUP = re.compile(r"</?[a-zA-Z][^>]*>")
+_OPENER = r"^(?:(?:now|first|next|then|finally|ok(?:ay)?|great|perfect|good|alright)[,!.]?\s+)*"
+_NARRATION = r"(?:let me|let'?s|let us|i'?ll|i will|i'?m going to|we'?ll)"
 _NOISE = re.compile(
-    r"^(?:(?:now|first|next|then|finally|ok(?:ay)?|great|perfect|good|alright)[,!.]?\s+)*"
-    r"(?:let me|let'?s|let us|i'?ll|i will|i'?m going to|we'?ll|i need to (?:check|look|see)|"
+    _OPENER + r"(?:" + _NARRATION + r"|i need to (?:check|look|see)|"
     r"great|perfect|okay|ok|excellent)\b",
     re.I,
 )
 _REASON = re.compile(r"\b(?:because|since|so that|as we(?:'ve| have)?|to avoid|instead of)\b", re.I)
 _LOOKING = re.compile(
-    r"^(?:(?:now|first|next|then|finally|ok(?:ay)?|great|perfect|good|alright)[,!.]?\s+)*"
-    r"(?:let me|let'?s|let us|i'?ll|i will|i'?m going to|we'?ll)\s+(?:(?:also|now|first|"
-    r"quickly|just)\s+)*(?:check|look|see|examine|inspect|explore|search|find|read|open|view|"
-    r"review|run|verify|investigate|analy[sz]e|understand|take a look|have a look|dig)\b",
+    _OPENER + _NARRATION + r"\s+(?:(?:also|now|first|quickly|just)\s+)*"
+    r"(?:check|look|see|examine|inspect|explore|search|find|read|open|view|review|run|verify|"
+    r"investigate|analy[sz]e|understand|take a look|have a look|dig)\b",
     re.I,
 )
 """A narration of looking at something ("Let's check the CLI file since…"): the step, not what

@@ -271,8 +271,8 @@ class ProjectSession:
             levels = self.fill_levels(check=check)
         finally:
             self.learning.finish()
-        if learned is None:
-            return Prepared(summary, 0, levels, 0)
+        if learned is None:  # nothing was missing
+            return Prepared(summary, 0, levels)
         return Prepared(summary, learned.memories, levels, learned.passages)
 
     # ---- operations ------------------------------------------------------------------------

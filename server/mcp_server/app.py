@@ -104,8 +104,7 @@ class Backend:
             log.warning("loading the memory of %s failed", self.root, exc_info=True)
             return
         self.built.wait()
-        with suppress(RuntimeError):  # the server has stopped already
-            self.worker.submit(self._warm_worker, session)
+        self._submit(self._warm_worker, session)
         try:
             session.load_vectors()
         except Exception:
