@@ -552,10 +552,12 @@ class _Run:
         # assistant reasoned about counts like what it said.
         said = [m.text for m in conv.messages if m.role != "user"] + list(conv.thoughts)
         asked = [m.text for m in conv.messages if m.role == "user"]
-        mentions = self._files.named(said)
-        for path, n in self._files.named(asked).items():
+        # a name several files share means one that existed while it was talked about
+        at = conv.ended_at or conv.started_at
+        mentions = self._files.named(said, at=at)
+        for path, n in self._files.named(asked, at=at).items():
             mentions[path] += USER_MENTION_WEIGHT * n
-        for path, n in self._files.named([*said, *asked], in_output=True).items():
+        for path, n in self._files.named([*said, *asked], in_output=True, at=at).items():
             if path not in mentions:
                 mentions[path] = min(OUTPUT_MENTION_WEIGHT * n, OUTPUT_MENTION_CAP)  # type: ignore[assignment]
         new = session_unit(conv, summary, mentions)

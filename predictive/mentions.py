@@ -9,7 +9,7 @@ import re
 import subprocess
 import threading
 from collections import Counter, defaultdict
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from pathlib import Path, PurePosixPath
 
 from storage.text import is_tool_output
@@ -30,24 +30,44 @@ SOURCE_SUFFIXES = frozenset(
 
 
 class FileIndex:
-    """A project's files by base name, to resolve ``brave.py`` or ``engines/brave.py``."""
+    """A project's files by base name, to resolve ``brave.py`` or ``engines/brave.py``.
+    With ``added`` (when each path was first committed), a bare name several files share is
+    read, in a text of a given time, as the ones that existed then."""
 
-    def __init__(self, paths: Iterable[str]) -> None:
+    def __init__(
+        self,
+        paths: Iterable[str],
+        added: Mapping[str, float] | None = None,
+        root: Path | None = None,
+    ) -> None:
         self.by_name: dict[str, list[str]] = defaultdict(list)
         self.by_stem: dict[str, list[str]] = defaultdict(list)
-        self._named: dict[bytes, Counter[str]] = {}
-        self._in_output: dict[bytes, Counter[str]] = {}
+        self._added = added
+        self._root = root
+        self._named: dict[tuple[bytes, float | None], Counter[str]] = {}
+        self._in_output: dict[tuple[bytes, float | None], Counter[str]] = {}
         for p in paths:
             pp = PurePosixPath(p)
             self.by_name[pp.name.lower()].append(p)
             if pp.suffix.lower() in SOURCE_SUFFIXES:
                 self.by_stem[pp.stem.lower()].append(p)
 
+    @property
+    def added(self) -> Mapping[str, float]:
+        """When each file that shares its name with another was first committed (read from
+        git once, when first needed: only texts of a past time ask)."""
+        if self._added is None:
+            shared = {p for found in self.by_name.values() if len(found) > 1 for p in found}
+            self._added = first_added(self._root, shared) if self._root and shared else {}
+        return self._added
+
     def __len__(self) -> int:
         return sum(len(v) for v in self.by_name.values())
 
-    def resolve(self, token: str) -> list[str]:
-        """The project paths a token names (all of them when a bare name is ambiguous)."""
+    def resolve(self, token: str, at: float | None = None) -> list[str]:
+        """The project paths a token names: all of them when a bare name is ambiguous, or,
+        said at time ``at``, those of them that existed then (all again when none did: the
+        text may be the one that made the file)."""
         token = token.strip("@").replace("\\", "/").lstrip("./")
         name = PurePosixPath(token).name.lower()
         found = self.by_name.get(name)
@@ -57,6 +77,9 @@ class FileIndex:
             tail = "/" + token.lower()
             narrowed = [p for p in found if ("/" + p.lower()).endswith(tail)]
             return narrowed or ([] if len(found) > 1 else found)
+        if at is not None and len(found) > 1 and self.added:
+            then = [p for p in found if self.added.get(p, at) <= at]
+            return then or found
         return found
 
     def resolve_module(self, dotted: str, *, bare: bool) -> str | None:
@@ -74,22 +97,26 @@ class FileIndex:
     @classmethod
     def of_project(cls, root: Path) -> FileIndex:
         """The files git tracks under ``root`` (empty outside a repository)."""
-        return cls(tracked_files(root))
+        return cls(tracked_files(root), root=root)
 
-    def named(self, texts: Iterable[str], *, in_output: bool = False) -> Counter[str]:
+    def named(
+        self, texts: Iterable[str], *, in_output: bool = False, at: float | None = None
+    ) -> Counter[str]:
         """:func:`count` plus :func:`count_modules` of ``texts``, each text's counted once
         and kept (a conversation read again at every turn counts its new messages only).
-        ``in_output``: the files its lines of tool output name instead (``count`` only)."""
+        ``in_output``: the files its lines of tool output name instead (``count`` only).
+        ``at``: when the texts were written (see :meth:`resolve`)."""
         cache = self._in_output if in_output else self._named
         total: Counter[str] = Counter()
         for text in texts:
-            key = hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
+            digest = hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16)
+            key = (digest.digest(), at)
             counts = cache.get(key)
             if counts is None:
                 if in_output:
-                    counts = count([text], self, in_output=True)
+                    counts = count([text], self, in_output=True, at=at)
                 else:
-                    counts = count([text], self) + count_modules([text], self)
+                    counts = count([text], self, at=at) + count_modules([text], self)
                 if len(cache) >= MAX_TEXTS:
                     cache.clear()
                 cache[key] = counts
@@ -133,6 +160,45 @@ def project_index(root: Path) -> FileIndex:
     return index
 
 
+def first_added(root: str | Path, paths: set[str]) -> dict[str, float]:
+    """When each of ``paths`` was first committed under its path (a rename makes a new path),
+    read from git's log as it streams; empty without git or history."""
+    added: dict[str, float] = {}
+    try:
+        proc = subprocess.Popen(
+            [
+                "git",
+                "-C",
+                str(root),
+                "log",
+                "--no-renames",
+                "--diff-filter=A",
+                "--name-only",
+                "-z",
+                "--format=%x01%ct",
+            ],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+        )
+    except OSError:
+        return added
+    assert proc.stdout is not None
+    when = 0.0
+    rest = b""
+    with proc:
+        for chunk in iter(lambda: proc.stdout.read(1 << 16), b""):  # type: ignore[union-attr]
+            *fields, rest = (rest + chunk).split(b"\0")
+            for raw in fields:
+                field_ = raw.lstrip(b"\n")
+                if field_.startswith(b"\x01"):
+                    when = float(field_[1:] or 0)
+                elif field_:
+                    path = field_.decode("utf-8", "replace")
+                    if path in paths:
+                        added[path] = when  # the log runs newest first: the first add wins
+    return added
+
+
 def tracked_files(root: str | Path) -> list[str]:
     """The files git tracks under ``root`` (empty outside a repository or without git)."""
     try:
@@ -149,10 +215,13 @@ def tracked_files(root: str | Path) -> list[str]:
     return [n for n in out.stdout.decode("utf-8", "replace").split("\0")[:MAX_FILES] if n]
 
 
-def count(texts: Iterable[str], files: FileIndex, *, in_output: bool = False) -> Counter[str]:
+def count(
+    texts: Iterable[str], files: FileIndex, *, in_output: bool = False, at: float | None = None
+) -> Counter[str]:
     """On how many lines of ``texts`` each project file is talked about (lines of tool
     output do not count; a line naming a file twice counts once). ``in_output``: count only
-    the lines of tool output instead (a file a stack frame or a test report names)."""
+    the lines of tool output instead (a file a stack frame or a test report names). ``at``:
+    when the texts were written (a bare shared name means a file that existed then)."""
     counts: Counter[str] = Counter()
     if not files.by_name:
         return counts
@@ -162,7 +231,7 @@ def count(texts: Iterable[str], files: FileIndex, *, in_output: bool = False) ->
                 continue
             named: set[str] = set()
             for m in _FILE_TOKEN.finditer(line):
-                named.update(files.resolve(m.group(1)))
+                named.update(files.resolve(m.group(1), at))
             if named and is_tool_output(line) != in_output:  # asked only when a file is named
                 continue
             for path in named:

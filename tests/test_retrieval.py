@@ -4,6 +4,7 @@ result with its provenance; ``--as-of``; results that do not depend on ``-n``.""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 from collections import Counter
 from pathlib import Path
@@ -231,6 +232,54 @@ def test_file_mentions_resolve_base_names_and_paths() -> None:
     assert count([talk, tool_output], files, in_output=True) == {"src/a/cli.py": 6}
     assert files.named([talk, tool_output], in_output=True) == {"src/a/cli.py": 6}
     assert files.named([talk, tool_output]) == {"src/a/cli.py": 2, "README.md": 1}
+
+
+def _commit_at(root: Path, when: int, message: str) -> None:
+    env = {"GIT_AUTHOR_DATE": f"@{when} +0000", "GIT_COMMITTER_DATE": f"@{when} +0000"}
+    subprocess.run(["git", "-C", str(root), "add", "-A"], check=True)
+    subprocess.run(
+        [
+            "git",
+            "-C",
+            str(root),
+            "-c",
+            "user.name=T",
+            "-c",
+            "user.email=t@e",
+            "commit",
+            "-qm",
+            message,
+        ],
+        check=True,
+        env={**os.environ, **env},
+    )
+
+
+def test_a_shared_base_name_means_the_file_that_existed_when_it_was_said(
+    tmp_path: Path,
+) -> None:
+    root = tmp_path / "p"
+    (root / "services").mkdir(parents=True)
+    subprocess.run(["git", "init", "-q", str(root)], check=True)
+    (root / "services" / "profile.py").write_text("x = 1\n")
+    _commit_at(root, 1_000_000, "services")
+    (root / "repositories").mkdir()
+    (root / "repositories" / "profile.py").write_text("y = 1\n")
+    _commit_at(root, 2_000_000, "repositories")
+    files = FileIndex.of_project(root)
+    both = ["repositories/profile.py", "services/profile.py"]
+    talk = "Open profile.py and fix it.\nThen profile.py again."
+    # before the second file existed, the name meant the first
+    assert files.named([talk], at=1_500_000) == {"services/profile.py": 2}
+    # later, or with no time, it may mean either
+    assert sorted(files.resolve("profile.py", 2_500_000)) == both
+    assert sorted(files.named([talk])) == both
+    # before either existed (the conversation that made them): both, as without a time
+    assert sorted(files.resolve("profile.py", 500_000)) == both
+    # a path is never narrowed by time
+    assert files.resolve("repositories/profile.py", 1_500_000) == ["repositories/profile.py"]
+    # without git's history nothing is narrowed
+    assert sorted(FileIndex(both).resolve("profile.py", 1_500_000)) == both
 
 
 def test_modules_named_as_code_resolve_to_their_files() -> None:
