@@ -321,6 +321,29 @@ def test_a_conversation_counts_the_files_its_reasoning_names(
     assert "I should open" not in stored and "sk-live" not in stored
 
 
+def test_a_conversation_means_the_same_named_file_that_existed_while_it_ran(
+    tmp_path: Path, store: MemoryStore
+) -> None:
+    root = tmp_path / "p"
+    (root / "src" / "app").mkdir(parents=True)
+    subprocess.run(["git", "init", "-q", str(root)], check=True)
+    (root / "src" / "app" / "cli.py").write_text("def main():\n    pass\n")
+    _commit_at(root, 1_740_787_200, "app")  # 2025-03-01
+    (root / "src" / "other").mkdir()
+    (root / "src" / "other" / "cli.py").write_text("def run():\n    pass\n")
+    _commit_at(root, 1_741_564_800, "other")  # 2025-03-10
+    hist = root / ".specstory" / "history"
+    hist.mkdir(parents=True)
+    (hist / "2025-03-05_10-00-the-entry-point.md").write_text(
+        "## The entry point (05/03/2025, 10:00:00)\n\n_**User**_\n\nWhy does cli.py exit "
+        "early?\n\n---\n\n_**Assistant**_\n\nIn cli.py, `main` returns before parsing.\n"
+    )
+    ingest(store, root=root, options={"sources": ["all"]})
+    m = store.find_by_source("chat:specstory", "2025-03-05_10-00-the-entry-point")
+    assert m is not None
+    assert set(m.metadata["mentions"]) == {"src/app/cli.py"}
+
+
 def test_a_file_named_only_in_tool_output_ties_a_conversation_weakly(
     tmp_path: Path, store: MemoryStore
 ) -> None:
