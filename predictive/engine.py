@@ -322,8 +322,10 @@ class ContextEngine:
         self._cache_size = cache_size
         self._lock = threading.Lock()
         self._pool_cache: dict[int, tuple[list[Memory], list[Memory]]] = {}
-        self._render_cache: dict[tuple[int, float], dict[Level, str]] = {}
-        self._mem_cache: dict[int, Memory] = {}
+        # bounded caches drop what was used least recently, never all at once (an open that
+        # found them emptied would load and render every memory again)
+        self._render_cache: OrderedDict[tuple[int, float], dict[Level, str]] = OrderedDict()
+        self._mem_cache: OrderedDict[int, Memory] = OrderedDict()
         self._mem_cache_gen = -1
         self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="lm-query-embed")
         self._globs: tuple[int, list[tuple[int, str]]] | None = None
@@ -750,17 +752,25 @@ class ContextEngine:
         """Memories by id through a cache that lives as long as the store generation (usage
         counters in it may lag; they only nudge the ranking)."""
         with self._lock:
-            if self._mem_cache_gen != generation or len(self._mem_cache) > MEMORY_CACHE_SIZE:
-                self._mem_cache, self._mem_cache_gen = {}, generation
+            if self._mem_cache_gen != generation:
+                self._mem_cache, self._mem_cache_gen = OrderedDict(), generation
             cache = self._mem_cache
-            found = [cache[i] for i in ids if i in cache]
-            missing = [i for i in ids if i not in cache]
+            found: list[Memory] = []
+            missing: list[int] = []
+            for i in ids:
+                if i in cache:
+                    cache.move_to_end(i)
+                    found.append(cache[i])
+                else:
+                    missing.append(i)
         if missing:
             fetched = self.store.get_many(missing)
             with self._lock:
                 if self._mem_cache_gen == generation:
                     for m in fetched:
                         self._mem_cache[m.id] = m
+                    while len(self._mem_cache) > MEMORY_CACHE_SIZE:
+                        self._mem_cache.popitem(last=False)
             found += fetched
         return found
 
@@ -929,12 +939,14 @@ class ContextEngine:
         key = (m.id, m.updated_at)
         with self._lock:
             hit = self._render_cache.get(key)
+            if hit is not None:
+                self._render_cache.move_to_end(key)
         if hit is None:
             hit = memory_renderings(m, self._levels(m))
             with self._lock:
-                if len(self._render_cache) >= RENDER_CACHE_SIZE:
-                    self._render_cache.clear()
                 self._render_cache[key] = hit
+                while len(self._render_cache) > RENDER_CACHE_SIZE:
+                    self._render_cache.popitem(last=False)
         return dict(hit)
 
     def _levels(self, m: Memory) -> dict[str, str]:

@@ -5,16 +5,19 @@ from __future__ import annotations
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from predictive import engine as engine_module
 from predictive.budget import TIERS, BudgetConfig
 from predictive.engine import ContextEngine, ContextRequest
 from predictive.file_facts import error_signature
 from predictive.signals import Activity, Diagnostic
 from predictive.tokens import count_tokens
-from storage import Anchor, AnchorType, Artifact, Kind, MemoryStore, NewMemory
+from storage import Anchor, AnchorType, Artifact, Kind, Memory, MemoryStore, NewMemory
 from storage.embeddings import HashingEmbedder
 
 FILE = "src/payments/stripe_client.py"
@@ -293,6 +296,48 @@ def test_warm_caches_give_the_cold_context_and_follow_every_write(store: MemoryS
     assert "retried at most twice" in after.markdown
     assert forgotten not in after.memory_ids and added in after.memory_ids
     assert after.markdown == ContextEngine(store).assemble(req(), record=False).markdown
+
+
+def test_full_caches_drop_what_was_used_least_recently(
+    store: MemoryStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    files = [FILE, "src/payments/retry.py", "src/auth/tokens.py"]
+    store.add_many(
+        [
+            NewMemory(
+                f"Decision {i} for {Path(path).stem}: keep step {i} apart from the others.",
+                kind=Kind.DECISION,
+                anchors=[anchor("file", path)],
+            )
+            for path in files
+            for i in range(40)
+        ]
+    )
+    loaded: list[int] = []
+    get_many = store.get_many
+
+    def counting(ids: list[int], **kw: Any) -> list[Memory]:
+        loaded.extend(ids)
+        return get_many(ids, **kw)
+
+    monkeypatch.setattr(store, "get_many", counting)
+    sets = []
+    for path in files:  # what each open loads on its own
+        loaded.clear()
+        ContextEngine(store).assemble(req(path=path), record=False)
+        sets.append(set(loaded))
+    size = max(len(s) for s in sets) + 5
+    assert len(set().union(*sets)) > size  # the opens together overflow the caches
+    monkeypatch.setattr(engine_module, "MEMORY_CACHE_SIZE", size)
+    monkeypatch.setattr(engine_module, "RENDER_CACHE_SIZE", size)
+    warm = ContextEngine(store, cache_size=0)
+    for path in files:
+        context = warm.assemble(req(path=path), record=False).markdown
+        assert context == ContextEngine(store).assemble(req(path=path), record=False).markdown
+        assert len(warm._mem_cache) <= size and len(warm._render_cache) <= size
+    loaded.clear()
+    again = warm.assemble(req(path=files[-1]), record=False).markdown
+    assert loaded == [] and again == context  # the last open's memories are all still there
 
 
 def test_retrieval_is_recorded_without_invalidating(store: MemoryStore) -> None:
