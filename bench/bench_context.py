@@ -68,7 +68,7 @@ def prepared_store(size: int) -> Path:
             file=sys.stderr,
         )
         store.close()
-        (dst_dir / "ready").write_text("ok")
+        (dst_dir / "ready").write_text(src.parent.name)  # which store it was copied from
     return dst
 
 

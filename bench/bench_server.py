@@ -57,7 +57,12 @@ QUIET_S = 1.5
 def source_store(size: int) -> tuple[Path, str] | None:
     prepared = CACHE_DIR / f"context-n{size}"
     if (prepared / "ready").exists():  # bench_context's copy, its levels filled
-        proxy = any(CACHE_DIR.glob(f"store-n{size}-s0-g1-proxy-*/memories.db"))
+        made_from = (prepared / "ready").read_text().strip()  # the store bench_context copied
+        proxy = (
+            "proxy" in made_from
+            if made_from != "ok"
+            else not any(CACHE_DIR.glob(f"store-n{size}-s0-g1-all-MiniLM*/memories.db"))
+        )
         return prepared / "memories.db", "levels filled, " + (
             "proxy (hashing vectors, real model for queries)" if proxy else "real model"
         )
