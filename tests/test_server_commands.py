@@ -469,10 +469,12 @@ async def test_ingest_learns_rule_files_with_progress(client: LanguageClient):
     before = set(client.progress_reports)
     result = await run(client, "ingest", {"sources": ["rules"]})
     rules = result["sources"]["rules"]
-    assert rules["added"] == 1  # other tests may have written a CLAUDE.md (read, unchanged)
-    (token,) = set(client.progress_reports) - before
-    kinds = [p.kind for p in progress_of(client, token)]
-    assert kinds[0] == "begin" and kinds[-1] == "end"
+    # learned now, or a moment before by the server's own watch of rule files (which runs
+    # first is a race); other tests may have written a CLAUDE.md (read, unchanged)
+    assert rules["read"] >= 1 and rules["added"] + rules["unchanged"] == rules["read"]
+    tokens = set(client.progress_reports) - before  # the watcher's learning may report too
+    reports = [[p.kind for p in progress_of(client, t)] for t in tokens]
+    assert any(kinds[0] == "begin" and kinds[-1] == "end" for kinds in reports)
     found = await run(client, "search", {"query": "dataclasses records"})
     assert any("dataclasses" in r["text"] for r in found["results"])
     again = await run(client, "ingest", {"sources": ["rules"], "dryRun": True})
