@@ -59,7 +59,12 @@ async def test_the_open_file_gets_the_learned_context(client: LanguageClient):
 
 async def test_the_glob_rule_for_the_api_ranks_higher_in_its_files(client: LanguageClient):
     root = client.root  # type: ignore[attr-defined]
-    found = await run(client, "search", {"query": "handler returns JSON", "limit": 1})
+    found = await eventually(  # the first open's learning may still be under way
+        lambda: run(client, "search", {"query": "handler returns JSON", "limit": 1}),
+        lambda f: bool(f["results"]),
+        timeout=60,
+        what="the rule files learned",
+    )
     rule_id = found["results"][0]["id"]
 
     async def score(rel: str) -> float:
