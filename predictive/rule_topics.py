@@ -28,6 +28,9 @@ from storage.text import STOPWORDS
 
 _PATHLIKE = re.compile(r"(?<![\w.-])((?:[\w.-]+/){2,}[\w.*-]*)")
 _TOKEN = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_FENCED = re.compile(r"^\s*```.*?(?:^\s*```[^\n]*$|\Z)", re.S | re.M)
+"""A fenced code block: an example (an app, a curl call) shares words with any code file, so
+what a section is about is read from its prose and headings."""
 TEST_WORDS = frozenset({"test", "tests", "testing", "pytest", "fixture", "fixtures"})
 TOPIC_MIN = 4.0
 """Least weight of shared words for a project-wide section to apply by topic."""
@@ -99,7 +102,8 @@ class RuleIndex:
         df: Counter[str] = Counter()
         for m in rules:
             meta = m.metadata if isinstance(m.metadata, dict) else {}
-            heading, _, rest = m.text.strip().partition("\n")
+            prose = _FENCED.sub(" ", m.text.strip())
+            heading, _, rest = prose.partition("\n")
             body = _words(rest)
             head = _words(heading)
             df.update(head | body)
@@ -108,7 +112,7 @@ class RuleIndex:
                     m,
                     frozenset(head),
                     frozenset(body),
-                    frozenset(t.lower() for t in _TOKEN.findall(m.text)),
+                    frozenset(t.lower() for t in _TOKEN.findall(prose)),
                     folders_named(m.text),
                     not meta.get("globs"),
                     shouts(m.text),

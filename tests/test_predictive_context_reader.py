@@ -487,3 +487,52 @@ def test_commands_run_in_one_message_belong_to_their_files_not_to_every_file(
     assert workflow.text.startswith("Workflow: I ran the checks on the invoice module.")
     assert "ruff check src/billing/invoice.py" in context(store, root, "src/billing/invoice.py")
     assert "ruff check" not in context(store, root, "models/user.py")
+
+
+def _area_rules(root: Path) -> None:
+    rules = root / ".cursor" / "rules"
+    rules.mkdir(parents=True, exist_ok=True)
+    for i in range(12):
+        (root / "src" / f"m{i}.py").write_text("x = 1\n")
+    (rules / "billing.mdc").write_text(
+        "---\nglobs: src/billing/**\n---\n# Billing guide\n\n"
+        "## How invoice totals work\nAn invoice total is the sum of its lines; the total of "
+        "an invoice is kept in cents and each invoice total is recomputed on read.\n\n"
+        "## Invoice lifecycle\nAn invoice is drafted, sent, then paid; its total is frozen "
+        "when the invoice is sent.\n\n"
+        "## Imports\nIMPORTANT: never import the payments SDK at module level here.\n"
+    )
+    (rules / "product.mdc").write_text(
+        "---\nglobs: src/**\n---\n# Product\n\n"
+        "## Dashboard\nThe dashboard lists the open accounts.\n\n"
+        "## Dashboard example\nA sample page:\n```python\ndef total(invoice):\n"
+        "    invoice_total = billing.invoice_total(invoice)\n    return invoice_total\n```\n\n"
+        "## Exports\nExports run nightly.\n\n## Themes\nThemes are chosen per account.\n\n"
+        "## Support\nSupport answers within a day.\n"
+    )
+    git(root, "add", ".")
+    git(root, "commit", "-q", "-m", "rules")
+
+
+def test_an_areas_hard_rule_comes_before_its_descriptions(
+    store: MemoryStore, tmp_path: Path
+) -> None:
+    root = project(tmp_path)
+    _area_rules(root)
+    run(store, root=root, options={"sources": ["rules"]})
+    md = context(store, root, "src/billing/invoice.py")
+    critical = md.partition("## Relevant")[0].partition("## Background")[0]
+    hard = critical.index("never import the payments SDK")
+    assert hard < critical.index("sum of its lines") and hard < critical.index("is drafted")
+
+
+def test_a_code_example_does_not_make_a_broader_rules_section_about_the_file(
+    store: MemoryStore, tmp_path: Path
+) -> None:
+    root = project(tmp_path)
+    _area_rules(root)
+    run(store, root=root, options={"sources": ["rules"]})
+    md = context(store, root, "src/billing/invoice.py")
+    assert "sum of its lines" in md  # the area's own rule, whole
+    # the broader rule's example shares the file's words only in its code: a pointer at most
+    assert "billing.invoice_total(invoice)" not in md
