@@ -27,12 +27,16 @@ _MERGE_SUBJECT = re.compile(
     r"upstream|origin/\S+)\s*$)",
     re.I,
 )
-_BOT = re.compile(
-    r"\[bot\]|\bbot@|(^|[\s<._-])(dependabot|renovate|github-actions|greenkeeper|snyk-bot|"
+_AUTOMATION = re.compile(
+    r"(^|[\s<._-])(dependabot|renovate|github-actions|greenkeeper|snyk-bot|"
     r"pre-commit-ci|allcontributors|imgbot|mergify|semantic-release|release-please|"
     r"release-bot|releasebot|codecov|deepsource|pyup-bot|whitesource|web-flow-bot)\b",
     re.I,
 )
+_BOT = re.compile(r"\[bot\]|\bbot@", re.I)
+_UPKEEP = re.compile(r"^(?:chore|ci|build|deps|release|bump)\b|\bbump|\bupdate deps\b", re.I)
+"""What an account that commits on its own keeps up (dependencies, pipelines, releases), as
+against a coding agent's change that says what it fixed and why."""
 _CONVENTIONAL = re.compile(
     r"^(?:feat|fix|docs|style|refactor|perf|test|build|ci|chore|revert)(?:\([^)]{1,40}\))?!?:\s*",
     re.I,
@@ -108,8 +112,11 @@ def noise(c: Commit) -> Noise | None:
     subject = " ".join(c.subject.split())
     if c.is_merge or _MERGE_SUBJECT.match(subject):
         return "merge"
-    if _BOT.search(f"{c.author} <{c.email}>"):
+    who = f"{c.author} <{c.email}>"
+    if _AUTOMATION.search(who):
         return "bot"
+    if _BOT.search(who) and (_UPKEEP.search(subject) or not meaningful_body(c.body).strip()):
+        return "bot"  # an app's own upkeep; a coding agent's explained change is kept
     if is_trivial(subject, c.body):
         return "trivial"
     return None

@@ -55,6 +55,20 @@ def commit(
         (commit("chore(deps): update dependency vite to v5", author="renovate[bot]"), "bot"),
         (commit("Update CHANGELOG for release", author="github-actions"), "bot"),
         (commit("chore: release 1.4.0", author="release-please[bot]"), "bot"),
+        (  # an app account's upkeep, explained or not
+            commit(
+                "chore: update anthropic latest version to 0.117.0 (#19184)",
+                "Update anthropic lockfiles.\nThis updates only the lockfiles for the package.",
+                author="octo-sts[bot]",
+                email="200755185+octo-sts[bot]@users.noreply.github.com",
+            ),
+            "bot",
+        ),
+        (
+            commit("ci: update one-pipeline", "Updates the pipeline.", author="campaigns[bot]"),
+            "bot",
+        ),
+        (commit("Sync the translations", author="translator[bot]"), "bot"),
         (commit("lol tabs"), "trivial"),
         (commit("idk maybe works"), "trivial"),
         (commit("Initial commit"), "trivial"),
@@ -74,6 +88,13 @@ def test_noise_is_recognised(c: Commit, reason: str) -> None:
     "c",
     [
         commit("Add token auth to the API"),
+        commit(  # a coding agent's change that says what it fixed and why
+            "Fix: Initial type error fixes and test setup improvements",
+            "Commented out the cache decorators. This resolved a `TypeError` that was "
+            "preventing test collection.",
+            author="coding-agent[bot]",
+            email="161369871+coding-agent[bot]@users.noreply.github.com",
+        ),
         commit("fix(auth): refresh the token before it expires"),
         commit("Cache", "The ledger totals are cached for 60 s; invalidated on every write."),
         commit('Revert "Add caching"', "This reverts commit abc1234.", reverts="abc1234"),
