@@ -685,6 +685,12 @@ def _pair_python(dirs: list[str], name: str, root: str | None) -> list[str]:
                 where = [glob.escape(root), *pattern, *map(glob.escape, core.split("/"))]
                 hits = glob.glob(os.path.join(*where, glob.escape(base) + ".py"))
                 out += sorted(_relative(h, root) for h in hits)
+        # the nearest conftest.py above a test sets up how it runs (fixtures, plugins, paths);
+        # one further up serves every test of the project
+        conftests = [_join(*dirs[:n], "conftest.py") for n in range(len(dirs), -1, -1)]
+        if root:
+            conftests = [c for c in conftests if os.path.isfile(os.path.join(root, c))][:1]
+        out += conftests
         return out
     if stem in _NO_PAIR:
         return []

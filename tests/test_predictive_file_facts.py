@@ -734,3 +734,24 @@ def test_error_signature_is_idempotent_for_any_text(message: str) -> None:
     sig = error_signature(message)
     assert error_signature(sig) == sig
     assert sig == sig.lower()
+
+
+def test_a_python_test_is_paired_with_the_nearest_conftest_above_it(tmp_path: Path) -> None:
+    _touch(
+        tmp_path,
+        "src/payments/stripe_client.py",
+        "tests/conftest.py",
+        "tests/unit/conftest.py",
+        "tests/unit/test_stripe_client.py",
+        "tests/other/conftest.py",
+    )
+    paired = derive_file(
+        str(tmp_path / "tests/unit/test_stripe_client.py"), None, root=str(tmp_path)
+    ).paired
+    assert paired == (
+        "src/payments/stripe_client.py",
+        "tests/unit/conftest.py",
+    )
+    # a source file is not set up by a conftest
+    source = derive_file(str(tmp_path / "src/payments/stripe_client.py"), None, root=str(tmp_path))
+    assert not any(p.endswith("conftest.py") for p in source.paired)
