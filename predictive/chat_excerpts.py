@@ -20,6 +20,10 @@ from storage.text import is_tool_output
 
 _FENCE = re.compile(r"```.*?(?:```|$)", re.S)
 _MARKUP = re.compile(r"</?[a-zA-Z][^>]*>")
+_BOLD = r"\*\*(?=\S)[^*\n]{1,120}?(?<=\S)\*\*"
+_STEP_TITLES = re.compile(rf"(?<!\S)(?:(?:{_BOLD}){{2,}}|{_BOLD}(?=[A-Z]))", re.M)
+"""An assistant's step titles glued to each other or to what follows ("**Planning the
+change****Reading the config**Yes."): the outline of its reasoning, not something said."""
 _OPENER = r"^(?:(?:now|first|next|then|finally|ok(?:ay)?|great|perfect|good|alright)[,!.]?\s+)*"
 _NARRATION = r"(?:let me|let'?s|let us|i'?ll|i will|i'?m going to|we'?ll)"
 _NOISE = re.compile(
@@ -73,9 +77,9 @@ _REPORTED = re.compile(
 """A change the assistant reports having made (its closing summary): worth showing in a
 conversation tied to the file even when it does not name it."""
 USER_BONUS = 0.5
+"""What the user asked or decided counts more than what the assistant reasoned."""
 ABOUT_REQUEST = 0.5
 """A short request of the user in a conversation about the file counts this much more."""
-"""What the user asked or decided counts more than what the assistant reasoned."""
 
 
 @dataclass(frozen=True)
@@ -89,7 +93,7 @@ class Said:
 
 
 def _clean(text: str) -> str:
-    return _MARKUP.sub(" ", _FENCE.sub(" ", text))
+    return _STEP_TITLES.sub(" ", _MARKUP.sub(" ", _FENCE.sub(" ", text)))
 
 
 def _plain(sentence: str) -> bool:

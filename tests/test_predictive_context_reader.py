@@ -247,6 +247,26 @@ def test_pasted_output_and_narrated_looking_are_not_what_was_said(
     assert "where the totals are computed" not in md  # a look, even with a reason
 
 
+def test_an_assistants_glued_step_titles_are_not_what_was_said(
+    store: MemoryStore, tmp_path: Path
+) -> None:
+    root = project(tmp_path)
+    turns = [
+        ("user", "Why does invoice.py round the total twice?"),
+        (
+            "assistant",
+            "**Planning the invoice review****Reading invoice.py totals****Checking rounding**"
+            "\n\n**Deciding on rounding in invoice.py**Yes. invoice.py rounds each line and "
+            "then the sum, so the total drifts by a cent; it now rounds the sum once.",
+        ),
+    ]
+    run(store, root=root, options={"sources": ["chats"]}, conversations=[conversation(turns)])
+    md = context(store, root, "src/billing/invoice.py")
+    assert "rounds each line and then the sum" in md
+    assert "Planning the invoice review" not in md and "Reading invoice.py totals" not in md
+    assert "Deciding on rounding" not in md
+
+
 def test_a_weak_suspicion_is_never_in_the_context(store: MemoryStore) -> None:
     a = store.add(
         NewMemory(
