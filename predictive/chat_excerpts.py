@@ -114,6 +114,19 @@ def _plain(sentence: str) -> bool:
     )
 
 
+_A_FILE = re.compile(
+    r"(?<![\w/.-])[\w./-]*\w\.(?:md|mdc|rst|txt|py|pyi|ipynb|js|jsx|ts|tsx|mjs|cjs|json|toml|"
+    r"ya?ml|cfg|ini|env|lock|sh|sql|go|rs|java|kt|rb|php|cs|c|h|cc|cpp|hpp|css|scss|html)\b(?![\w(])",
+    re.I,
+)
+
+
+def _elsewhere(sentence: str) -> bool:
+    """Whether ``sentence`` names a file (``CHANGELOG.md``, ``docs/fix.md``): when nothing in
+    it ties it to the open file, it is about that other file."""
+    return _A_FILE.search(sentence) is not None
+
+
 def _repeats(sentence: str) -> bool:
     """Whether a run of :data:`REPEATED_WORDS` words comes twice in ``sentence``."""
     words = re.findall(r"\w+", sentence.lower())
@@ -173,8 +186,13 @@ def what_was_said(
                 score = worth(s, terms)
                 if tie >= 0.8 or (tie > 0 and score >= 0.9):
                     found.append(Said(msg.idx, "assistant", s, score))
-                elif (about or _REPORTED.match(s)) and score >= EXPLAINS:
-                    # in a conversation about the file, a finding need not name it
+                elif (
+                    (about or _REPORTED.match(s))
+                    and score >= EXPLAINS
+                    and (tie or not _elsewhere(s))
+                ):
+                    # in a conversation about the file, a finding need not name it (one that
+                    # names another file is about that one: "Updated `CHANGELOG.md`…")
                     found.append(Said(msg.idx, "assistant", s, score - UNNAMED_PENALTY))
     kept: list[frozenset[str]] = []
     unique: list[Said] = []

@@ -267,6 +267,22 @@ def test_an_assistants_glued_step_titles_are_not_what_was_said(
     assert "Deciding on rounding" not in md
 
 
+def test_a_reported_change_to_another_file_is_not_said_about_this_one(
+    store: MemoryStore, tmp_path: Path
+) -> None:
+    root = project(tmp_path)
+    turns = [
+        ("user", "invoice.py loses a cent on large invoices, fix invoice.py please."),
+        ("assistant", "Fixed the rounding: totals are summed in integer cents now."),
+        ("assistant", "Updated `CHANGELOG.md` with an entry for the rounding fix."),
+        ("assistant", "Created the fix documentation in `docs/fixes/rounding-fix.md`."),
+    ]
+    run(store, root=root, options={"sources": ["chats"]}, conversations=[conversation(turns)])
+    md = context(store, root, "src/billing/invoice.py")
+    assert "totals are summed in integer cents now" in md  # unnamed, but about this file
+    assert "CHANGELOG.md" not in md and "rounding-fix.md" not in md
+
+
 def test_a_weak_suspicion_is_never_in_the_context(store: MemoryStore) -> None:
     a = store.add(
         NewMemory(
