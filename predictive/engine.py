@@ -840,8 +840,8 @@ class ContextEngine:
             return None
         about = max(mention_strength(m, p) for p in (terms.path, *terms.paired))
         said = self._said_in(m, terms, as_of, about >= ABOUT_FILE)
-        if not said:
-            return None
+        if not any(s.role != "user" or terms.strength(s.text) > 0 for s in said):
+            return None  # only requests that do not name the file: shown by its title
         return chat_renderings(m, said, SAID_SHORT, pointer(m, m.index_label))
 
     def _with_predecessor(self, m: Memory) -> dict[Level, str] | None:

@@ -283,6 +283,25 @@ def test_a_reported_change_to_another_file_is_not_said_about_this_one(
     assert "CHANGELOG.md" not in md and "rounding-fix.md" not in md
 
 
+def test_a_conversation_that_only_asked_in_general_is_shown_by_its_title(
+    store: MemoryStore, tmp_path: Path
+) -> None:
+    root = project(tmp_path)
+    turns = [
+        ("user", "Read the task list and start implementing the open items one by one."),
+        (
+            "assistant",
+            "- [ ] Fix the rounding in invoice.py\n- [ ] Move invoice.py totals to cents\n"
+            "- [ ] Test invoice.py refunds",
+        ),
+    ]
+    conv = conversation(turns, title="Invoice tasks")
+    run(store, root=root, options={"sources": ["chats"]}, conversations=[conv])
+    md = context(store, root, "src/billing/invoice.py")
+    assert "Invoice tasks" in md  # it worked on the file: its title says what about
+    assert "start implementing the open items" not in md  # a request that says nothing of it
+
+
 def test_a_weak_suspicion_is_never_in_the_context(store: MemoryStore) -> None:
     a = store.add(
         NewMemory(
