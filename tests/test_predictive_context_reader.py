@@ -77,6 +77,16 @@ def context(store: MemoryStore, root: Path, path: str) -> str:
     return ContextEngine(store, root=root).assemble(ContextRequest(path=path, text=text)).markdown
 
 
+def context_after(
+    store: MemoryStore, tmp_path: Path, turns: list[tuple[str, str]], **fields: str
+) -> str:
+    """The invoice module's context once a conversation of ``turns`` is learned."""
+    root = project(tmp_path)
+    conv = conversation(turns, **fields)
+    run(store, root=root, options={"sources": ["chats"]}, conversations=[conv])
+    return context(store, root, "src/billing/invoice.py")
+
+
 def test_a_nested_agents_section_reaches_a_file_in_its_folder(
     store: MemoryStore, tmp_path: Path
 ) -> None:
@@ -211,7 +221,6 @@ def test_a_conversation_shows_what_was_said_about_the_file(
 def test_pasted_output_and_narrated_looking_are_not_what_was_said(
     store: MemoryStore, tmp_path: Path
 ) -> None:
-    root = project(tmp_path)
     turns = [
         ("user", "invoice.py fails again: No results found! \u274c Billing Errors No results!"),
         ("user", "SYNOPSIS invoice.py total INVOICE for the invoice module"),
@@ -236,8 +245,7 @@ def test_pasted_output_and_narrated_looking_are_not_what_was_said(
             "date it keeps that one.",
         ),
     ]
-    run(store, root=root, options={"sources": ["chats"]}, conversations=[conversation(turns)])
-    md = context(store, root, "src/billing/invoice.py")
+    md = context_after(store, tmp_path, turns)
     assert "must be integers in cents, never floats" in md
     assert "floats lose cents on large invoices" in md  # a step taken, with its reason
     assert "if it's called with a date it keeps that one" in md  # parallel, not pasted
@@ -250,7 +258,6 @@ def test_pasted_output_and_narrated_looking_are_not_what_was_said(
 def test_an_assistants_glued_step_titles_are_not_what_was_said(
     store: MemoryStore, tmp_path: Path
 ) -> None:
-    root = project(tmp_path)
     turns = [
         ("user", "Why does invoice.py round the total twice?"),
         (
@@ -260,8 +267,7 @@ def test_an_assistants_glued_step_titles_are_not_what_was_said(
             "then the sum, so the total drifts by a cent; it now rounds the sum once.",
         ),
     ]
-    run(store, root=root, options={"sources": ["chats"]}, conversations=[conversation(turns)])
-    md = context(store, root, "src/billing/invoice.py")
+    md = context_after(store, tmp_path, turns)
     assert "rounds each line and then the sum" in md
     assert "Planning the invoice review" not in md and "Reading invoice.py totals" not in md
     assert "Deciding on rounding" not in md
@@ -270,15 +276,13 @@ def test_an_assistants_glued_step_titles_are_not_what_was_said(
 def test_a_reported_change_to_another_file_is_not_said_about_this_one(
     store: MemoryStore, tmp_path: Path
 ) -> None:
-    root = project(tmp_path)
     turns = [
         ("user", "invoice.py loses a cent on large invoices, fix invoice.py please."),
         ("assistant", "Fixed the rounding: totals are summed in integer cents now."),
         ("assistant", "Updated `CHANGELOG.md` with an entry for the rounding fix."),
         ("assistant", "Created the fix documentation in `docs/fixes/rounding-fix.md`."),
     ]
-    run(store, root=root, options={"sources": ["chats"]}, conversations=[conversation(turns)])
-    md = context(store, root, "src/billing/invoice.py")
+    md = context_after(store, tmp_path, turns)
     assert "totals are summed in integer cents now" in md  # unnamed, but about this file
     assert "CHANGELOG.md" not in md and "rounding-fix.md" not in md
 
@@ -286,7 +290,6 @@ def test_a_reported_change_to_another_file_is_not_said_about_this_one(
 def test_a_conversation_that_only_asked_in_general_is_shown_by_its_title(
     store: MemoryStore, tmp_path: Path
 ) -> None:
-    root = project(tmp_path)
     turns = [
         ("user", "Read the task list and start implementing the open items one by one."),
         (
@@ -295,9 +298,7 @@ def test_a_conversation_that_only_asked_in_general_is_shown_by_its_title(
             "- [ ] Test invoice.py refunds",
         ),
     ]
-    conv = conversation(turns, title="Invoice tasks")
-    run(store, root=root, options={"sources": ["chats"]}, conversations=[conv])
-    md = context(store, root, "src/billing/invoice.py")
+    md = context_after(store, tmp_path, turns, title="Invoice tasks")
     assert "Invoice tasks" in md  # it worked on the file: its title says what about
     assert "start implementing the open items" not in md  # a request that says nothing of it
 
@@ -544,7 +545,10 @@ def test_commands_run_in_one_message_belong_to_their_files_not_to_every_file(
     assert "ruff check" not in context(store, root, "models/user.py")
 
 
-def _area_rules(root: Path) -> None:
+def context_with_area_rules(store: MemoryStore, tmp_path: Path) -> str:
+    """The invoice module's context under an area rule (a guide of descriptions and one hard
+    rule) and a broader product rule (one section an example whose code uses the file's words)."""
+    root = project(tmp_path)
     rules = root / ".cursor" / "rules"
     rules.mkdir(parents=True, exist_ok=True)
     for i in range(12):
@@ -567,15 +571,14 @@ def _area_rules(root: Path) -> None:
     )
     git(root, "add", ".")
     git(root, "commit", "-q", "-m", "rules")
+    run(store, root=root, options={"sources": ["rules"]})
+    return context(store, root, "src/billing/invoice.py")
 
 
 def test_an_areas_hard_rule_comes_before_its_descriptions(
     store: MemoryStore, tmp_path: Path
 ) -> None:
-    root = project(tmp_path)
-    _area_rules(root)
-    run(store, root=root, options={"sources": ["rules"]})
-    md = context(store, root, "src/billing/invoice.py")
+    md = context_with_area_rules(store, tmp_path)
     critical = md.partition("## Relevant")[0].partition("## Background")[0]
     hard = critical.index("never import the payments SDK")
     assert hard < critical.index("sum of its lines") and hard < critical.index("is drafted")
@@ -584,10 +587,7 @@ def test_an_areas_hard_rule_comes_before_its_descriptions(
 def test_a_code_example_does_not_make_a_broader_rules_section_about_the_file(
     store: MemoryStore, tmp_path: Path
 ) -> None:
-    root = project(tmp_path)
-    _area_rules(root)
-    run(store, root=root, options={"sources": ["rules"]})
-    md = context(store, root, "src/billing/invoice.py")
+    md = context_with_area_rules(store, tmp_path)
     assert "sum of its lines" in md  # the area's own rule, whole
     # the broader rule's example shares the file's words only in its code: a pointer at most
     assert "billing.invoice_total(invoice)" not in md

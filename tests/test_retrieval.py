@@ -76,22 +76,7 @@ def _project(tmp_path: Path) -> Path:
     (root / "src" / "app").mkdir(parents=True, exist_ok=True)
     (root / "src" / "app" / "cli.py").write_text("def main():\n    pass\n")
     (root / "CHANGELOG.md").write_text("# Changes\n")
-    subprocess.run(["git", "-C", str(root), "add", "-A"], check=True)
-    subprocess.run(
-        [
-            "git",
-            "-C",
-            str(root),
-            "-c",
-            "user.name=T",
-            "-c",
-            "user.email=t@e",
-            "commit",
-            "-qm",
-            "cli",
-        ],
-        check=True,
-    )
+    _commit_at(root, None, "cli")
     hist = root / ".specstory" / "history"
     hist.mkdir(parents=True)
     (hist / "2025-02-26_18-28-debugging-the-result-limit.md").write_text(
@@ -234,8 +219,13 @@ def test_file_mentions_resolve_base_names_and_paths() -> None:
     assert files.named([talk, tool_output]) == {"src/a/cli.py": 2, "README.md": 1}
 
 
-def _commit_at(root: Path, when: int, message: str) -> None:
-    env = {"GIT_AUTHOR_DATE": f"@{when} +0000", "GIT_COMMITTER_DATE": f"@{when} +0000"}
+def _commit_at(root: Path, when: int | None, message: str) -> None:
+    """Commit everything in ``root`` (at ``when``, seconds since the epoch; None: now)."""
+    env = (
+        {}
+        if when is None
+        else {"GIT_AUTHOR_DATE": f"@{when} +0000", "GIT_COMMITTER_DATE": f"@{when} +0000"}
+    )
     subprocess.run(["git", "-C", str(root), "add", "-A"], check=True)
     subprocess.run(
         [
