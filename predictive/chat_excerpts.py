@@ -21,7 +21,7 @@ from storage.text import is_tool_output
 _FENCE = re.compile(r"```.*?(?:```|$)", re.S)
 _MARKUP = re.compile(r"</?[a-zA-Z][^>]*>")
 _BOLD = r"\*\*(?=\S)[^*\n]{1,120}?(?<=\S)\*\*"
-_STEP_TITLES = re.compile(rf"(?<!\S)(?:(?:{_BOLD}){{2,}}|{_BOLD}(?=[A-Z]))", re.M)
+_STEP_TITLES = re.compile(rf"(?<!\S)(?:(?:{_BOLD}){{2,}}|{_BOLD}(?=[A-Z]))")
 """An assistant's step titles glued to each other or to what follows ("**Planning the
 change****Reading the config**Yes."): the outline of its reasoning, not something said."""
 _OPENER = r"^(?:(?:now|first|next|then|finally|ok(?:ay)?|great|perfect|good|alright)[,!.]?\s+)*"

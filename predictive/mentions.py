@@ -195,7 +195,7 @@ def first_added(root: str | Path, paths: set[str]) -> dict[str, float]:
                 elif field_:
                     path = field_.decode("utf-8", "replace")
                     if path in paths:
-                        added[path] = when  # the log runs newest first: the first add wins
+                        added[path] = when  # newest first: the last one seen is the first add
     return added
 
 
