@@ -139,10 +139,17 @@ def _repeats(sentence: str) -> bool:
     return False
 
 
+_INDENTED = re.compile(r"^(?:\t| {4,})(?![-*+] |\d+[.)] )")
+"""A line indented like code (four spaces or a tab, not a nested list item): pasted."""
+
+
 def _own_words(text: str) -> str:
-    """A user's turn without the lines they pasted (output, logs, data, quoted answers)."""
+    """A user's turn without the lines they pasted (output, logs, data, code, quoted
+    answers)."""
     return "\n".join(
-        line for line in text.splitlines() if not is_tool_output(line) and not _PASTED.search(line)
+        line
+        for line in text.splitlines()
+        if not is_tool_output(line) and not _PASTED.search(line) and not _INDENTED.match(line)
     )
 
 

@@ -303,6 +303,22 @@ def test_a_conversation_that_only_asked_in_general_is_shown_by_its_title(
     assert "start implementing the open items" not in md  # a request that says nothing of it
 
 
+def test_code_the_user_pasted_is_not_what_they_said(store: MemoryStore, tmp_path: Path) -> None:
+    turns = [
+        (
+            "user",
+            "In invoice.py the total must never round each line, only the sum:\n\n"
+            '    def total(lines):\n        """Args:\n'
+            '            lines: The invoice lines whose total is computed\n        """\n'
+            "  - keep refunds negative in invoice.py",
+        ),
+        ("assistant", "Done: invoice.py now rounds the sum once."),
+    ]
+    md = context_after(store, tmp_path, turns)
+    assert "only the sum" in md and "keep refunds negative" in md  # a nested item stays
+    assert "The invoice lines whose total is computed" not in md
+
+
 def test_a_weak_suspicion_is_never_in_the_context(store: MemoryStore) -> None:
     a = store.add(
         NewMemory(
