@@ -320,6 +320,7 @@ def latency(
         out["fallback_said_chars"] += said
     starting.unlink()
     out["fallback_no_daemon"] = summarize_ms(fallback)
+    t_spawn = time.perf_counter()
     daemon = subprocess.Popen(
         [sys.executable, "-P", "-m", "server", "hook", "serve", "--idle", "600"],
         env=warm_env,
@@ -339,6 +340,9 @@ def latency(
             for w in warmed
         ):
             time.sleep(0.2)  # the daemon opens the store and loads the model once
+        # a new daemon's start: until it answers with what it knows (the prompts before it get
+        # nothing, at once)
+        out["daemon_spawn_to_warm_ms"] = round(1e3 * (time.perf_counter() - t_spawn), 1)
         once(warm_env, prompts[0])
         daemon_pid.append(daemon.pid)
         cpu["client"].clear()
@@ -393,6 +397,8 @@ def latency_only(ws: Path, a: argparse.Namespace, convs: list[Any]) -> int:
         f"daemon p50 {dc['p50_ms']:.0f} / p95 {dc['p95_ms']:.0f} ms; "
         f"warm Stop p50 {lat['warm_stop']['p50_ms']:.0f} ms; "
         f"python start {lat['python_start_only']['p50_ms']:.0f} ms; "
+        f"a new daemon warm {lat['daemon_spawn_to_warm_ms']:.0f} ms after its spawn "
+        f"(prompts before it: nothing, p50 {lat['fallback_no_daemon']['p50_ms']:.0f} ms); "
         f"load {lat['load_before_warm']} -> {lat['load_after_warm']}"
     )
     print(f"written {path}")
