@@ -276,15 +276,26 @@ def worth(sentence: str, terms: FileTerms | None) -> float:
     return score
 
 
+LEAD_BONUS = 0.3
+"""The first sentence under a heading that explains (the fix under "Fix") says its point."""
+
+
+def _section_bonus(heading: str, lead: bool) -> float:
+    if not _KEY_SECTION.search(heading):
+        return 0.0
+    return KEY_SECTION_BONUS + (LEAD_BONUS if lead and heading else 0.0)
+
+
 def excerpt(
     text: str, terms: FileTerms | None, *, limit: int, skip: Iterable[str] = ()
 ) -> list[str]:
     """The ``limit`` sentences of ``text`` most worth reading for the file, in their order;
     sentences equal to one of ``skip`` (already shown) are left out."""
     seen = {" ".join(s.split()).lower() for s in skip}
+    parts = sections(text)
     scored = [
-        (worth(s, terms) + (KEY_SECTION_BONUS if _KEY_SECTION.search(h) else 0.0), i, s)
-        for i, (h, s) in enumerate(sections(text))
+        (worth(s, terms) + _section_bonus(h, i == 0 or parts[i - 1][0] != h), i, s)
+        for i, (h, s) in enumerate(parts)
         if " ".join(s.split()).lower() not in seen
     ]
     best = sorted((x for x in scored if x[0] > 0), key=lambda x: (-x[0], x[1]))[:limit]

@@ -9,6 +9,7 @@ import subprocess
 from pathlib import Path
 
 from predictive.engine import ContextEngine, ContextRequest
+from predictive.excerpts import excerpt
 from predictive.ingest import run
 from storage import Anchor, AnchorType, Kind, MemoryFilter, MemoryStore, NewMemory
 from storage.sources.records import ChatMessage, Conversation
@@ -607,3 +608,15 @@ def test_a_code_example_does_not_make_a_broader_rules_section_about_the_file(
     assert "sum of its lines" in md  # the area's own rule, whole
     # the broader rule's example shares the file's words only in its code: a pointer at most
     assert "billing.invoice_total(invoice)" not in md
+
+
+def test_the_first_sentence_under_a_fix_heading_is_among_a_commits_lines() -> None:
+    body = (
+        "## Description\n\n### Root cause\n\nThere is a window between creating the thread and "
+        "taking the lock in the worker. The caller has released the lock by then. Another "
+        "thread can drop the last reference in that window.\n\n### Fix\n\n"
+        "Take a reference before creating the worker thread. The worker drops it once it "
+        "holds its own reference, so the count never reaches zero.\n"
+    )
+    lines = excerpt(body, None, limit=3)
+    assert "Take a reference before creating the worker thread." in lines
