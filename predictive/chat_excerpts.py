@@ -13,12 +13,13 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import PurePosixPath
 
-from predictive.excerpts import MAX_WORDS, MIN_WORDS, FileTerms, sentences, worth
+from predictive.excerpts import FENCED_CODE, MAX_WORDS, MIN_WORDS, FileTerms, sentences, worth
+from predictive.mentions import FILE_TOKEN, SOURCE_SUFFIXES
 from storage.sessions import Message
 from storage.text import is_tool_output
 
-_FENCE = re.compile(r"```.*?(?:```|$)", re.S)
 _MARKUP = re.compile(r"</?[a-zA-Z][^>]*>")
 _BOLD = r"\*\*(?=\S)[^*\n]{1,120}?(?<=\S)\*\*"
 _STEP_TITLES = re.compile(rf"(?<!\S)(?:(?:{_BOLD}){{2,}}|{_BOLD}(?=[A-Z]))")
@@ -93,7 +94,7 @@ class Said:
 
 
 def _clean(text: str) -> str:
-    return _STEP_TITLES.sub(" ", _MARKUP.sub(" ", _FENCE.sub(" ", text)))
+    return _STEP_TITLES.sub(" ", _MARKUP.sub(" ", FENCED_CODE.sub(" ", text)))
 
 
 def _plain(sentence: str) -> bool:
@@ -114,17 +115,18 @@ def _plain(sentence: str) -> bool:
     )
 
 
-_A_FILE = re.compile(
-    r"(?<![\w/.-])[\w./-]*\w\.(?:md|mdc|rst|txt|py|pyi|ipynb|js|jsx|ts|tsx|mjs|cjs|json|toml|"
-    r"ya?ml|cfg|ini|env|lock|sh|sql|go|rs|java|kt|rb|php|cs|c|h|cc|cpp|hpp|css|scss|html)\b(?![\w(])",
-    re.I,
+_FILE_SUFFIXES = SOURCE_SUFFIXES | frozenset(
+    ".md .mdc .rst .txt .ipynb .json .toml .yaml .yml .cfg .ini .env .lock .sql .css .scss "
+    ".html".split()
 )
 
 
 def _elsewhere(sentence: str) -> bool:
     """Whether ``sentence`` names a file (``CHANGELOG.md``, ``docs/fix.md``): when nothing in
     it ties it to the open file, it is about that other file."""
-    return _A_FILE.search(sentence) is not None
+    return any(
+        PurePosixPath(t).suffix.lower() in _FILE_SUFFIXES for t in FILE_TOKEN.findall(sentence)
+    )
 
 
 def _repeats(sentence: str) -> bool:

@@ -64,6 +64,8 @@ _EXPLAINS = re.compile(
 )
 _TESTING = frozenset({"test", "tests", "testing", "pytest", "fixture", "fixtures", "mock"})
 _BOLD_HEADING = re.compile(r"^\*\*[^*]{2,60}\*\*:?$")
+FENCED_CODE = re.compile(r"```.*?(?:```|$)", re.S)
+"""A fenced code block (an unclosed one runs to the end)."""
 _KEY_SECTION = re.compile(
     r"\b(fix|solution|root cause|cause|why|problem|issue|motivation|decision|approach|how|risks?|"
     r"what changed|changes?)\b"

@@ -12,10 +12,11 @@ from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping
 from pathlib import Path, PurePosixPath
 
+from storage.sources import git_tree
 from storage.text import is_tool_output
 
 # A file-like token: optional directories, a name, an extension of letters (1–8).
-_FILE_TOKEN = re.compile(r"(?<![\w/.-])@?((?:[\w.-]+/)*[\w-][\w.-]*\.[A-Za-z][A-Za-z0-9]{0,7})\b")
+FILE_TOKEN = re.compile(r"(?<![\w/.-])@?((?:[\w.-]+/)*[\w-][\w.-]*\.[A-Za-z][A-Za-z0-9]{0,7})\b")
 MAX_FILES = 200_000
 # A module written as code (`critique`, `engines.critique`) or a dotted import path.
 _CODE_SPAN = re.compile(r"`([A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*)`")
@@ -31,18 +32,13 @@ SOURCE_SUFFIXES = frozenset(
 
 class FileIndex:
     """A project's files by base name, to resolve ``brave.py`` or ``engines/brave.py``.
-    With ``added`` (when each path was first committed), a bare name several files share is
-    read, in a text of a given time, as the ones that existed then."""
+    With the repository's ``root``, a bare name several files share is read, in a text of a
+    given time, as the ones that existed then (see :attr:`added`)."""
 
-    def __init__(
-        self,
-        paths: Iterable[str],
-        added: Mapping[str, float] | None = None,
-        root: Path | None = None,
-    ) -> None:
+    def __init__(self, paths: Iterable[str], root: Path | None = None) -> None:
         self.by_name: dict[str, list[str]] = defaultdict(list)
         self.by_stem: dict[str, list[str]] = defaultdict(list)
-        self._added = added
+        self._added: Mapping[str, float] | None = None
         self._root = root
         self._named: dict[tuple[bytes, float | None], Counter[str]] = {}
         self._in_output: dict[tuple[bytes, float | None], Counter[str]] = {}
@@ -58,7 +54,7 @@ class FileIndex:
         git once, when first needed: only texts of a past time ask)."""
         if self._added is None:
             shared = {p for found in self.by_name.values() if len(found) > 1 for p in found}
-            self._added = first_added(self._root, shared) if self._root and shared else {}
+            self._added = git_tree.first_added(self._root, shared) if self._root and shared else {}
         return self._added
 
     def __len__(self) -> int:
@@ -160,45 +156,6 @@ def project_index(root: Path) -> FileIndex:
     return index
 
 
-def first_added(root: str | Path, paths: set[str]) -> dict[str, float]:
-    """When each of ``paths`` was first committed under its path (a rename makes a new path),
-    read from git's log as it streams; empty without git or history."""
-    added: dict[str, float] = {}
-    try:
-        proc = subprocess.Popen(
-            [
-                "git",
-                "-C",
-                str(root),
-                "log",
-                "--no-renames",
-                "--diff-filter=A",
-                "--name-only",
-                "-z",
-                "--format=%x01%ct",
-            ],
-            stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL,
-        )
-    except OSError:
-        return added
-    assert proc.stdout is not None
-    when = 0.0
-    rest = b""
-    with proc:
-        for chunk in iter(lambda: proc.stdout.read(1 << 16), b""):  # type: ignore[union-attr]
-            *fields, rest = (rest + chunk).split(b"\0")
-            for raw in fields:
-                field_ = raw.lstrip(b"\n")
-                if field_.startswith(b"\x01"):
-                    when = float(field_[1:] or 0)
-                elif field_:
-                    path = field_.decode("utf-8", "replace")
-                    if path in paths:
-                        added[path] = when  # newest first: the last one seen is the first add
-    return added
-
-
 def tracked_files(root: str | Path) -> list[str]:
     """The files git tracks under ``root`` (empty outside a repository or without git)."""
     try:
@@ -230,7 +187,7 @@ def count(
             if "." not in line:
                 continue
             named: set[str] = set()
-            for m in _FILE_TOKEN.finditer(line):
+            for m in FILE_TOKEN.finditer(line):
                 named.update(files.resolve(m.group(1), at))
             if named and is_tool_output(line) != in_output:  # asked only when a file is named
                 continue

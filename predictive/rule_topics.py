@@ -22,15 +22,13 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from predictive.excerpts import FileTerms, split_words
+from predictive.excerpts import FENCED_CODE, FileTerms, split_words
 from storage import Memory
 from storage.text import STOPWORDS
 
 _PATHLIKE = re.compile(r"(?<![\w.-])((?:[\w.-]+/){2,}[\w.*-]*)")
 _TOKEN = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-_FENCED = re.compile(r"^\s*```.*?(?:^\s*```[^\n]*$|\Z)", re.S | re.M)
-"""A fenced code block: an example (an app, a curl call) shares words with any code file, so
-what a section is about is read from its prose and headings."""
+
 TEST_WORDS = frozenset({"test", "tests", "testing", "pytest", "fixture", "fixtures"})
 TOPIC_MIN = 4.0
 """Least weight of shared words for a project-wide section to apply by topic."""
@@ -102,7 +100,9 @@ class RuleIndex:
         df: Counter[str] = Counter()
         for m in rules:
             meta = m.metadata if isinstance(m.metadata, dict) else {}
-            prose = _FENCED.sub(" ", m.text.strip())
+            # a code example (an app, a curl call) shares words with any code file: what a
+            # section is about is read from its prose and headings
+            prose = FENCED_CODE.sub(" ", m.text.strip())
             heading, _, rest = prose.partition("\n")
             body = _words(rest)
             head = _words(heading)

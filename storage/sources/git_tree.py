@@ -46,6 +46,23 @@ def run(root: Path, *args: str, stdin: bytes | None = None, timeout: float = 120
     return proc.stdout
 
 
+def first_added(root: Path, paths: set[str]) -> dict[str, float]:
+    """When each of ``paths`` was first committed under its path (commit time; a rename makes
+    a new path); the ones no commit added are left out."""
+    out = run(
+        root, "log", "--no-renames", "--diff-filter=A", "--name-only", "-z", "--format=%x01%ct"
+    )
+    added: dict[str, float] = {}
+    when = 0.0
+    for field_ in (out or b"").split(b"\0"):
+        field_ = field_.lstrip(b"\n")
+        if field_.startswith(b"\x01"):
+            when = float(field_[1:] or 0)
+        elif field_ and (path := field_.decode("utf-8", "replace")) in paths:
+            added[path] = when  # newest first: the last one seen is the first add
+    return added
+
+
 def git_dir(root: Path) -> Path | None:
     """The repository's git directory (a worktree's own one), read from the file system."""
     dot = root / ".git"
