@@ -1,13 +1,14 @@
 """Which commits are knowledge. Merges ("Merge branch …", "merge main"), commits of bots
-(dependabot, renovate, github-actions, "…[bot]", release bots) and trivial commits ("wip",
-"lol tabs", "Initial commit", "fix", a two-word subject with no body) say nothing a developer
-or an AI needs; by default they are left out of the memory (and counted).
+(dependabot, renovate, github-actions, release bots, an app account's upkeep) and trivial
+commits ("wip", "lol tabs", "Initial commit", "fix", a two-word subject with no body) say
+nothing a developer or an AI needs; by default they are left out of the memory (and counted).
 
 And what of a commit message matters: :func:`meaningful_body` drops trailers
 (``Signed-off-by:``, ``Co-authored-by:`` …), unticked and ticked checklist lines, a pull request
 template's checklist sections (a heading that names a checklist, with what is under it), HTML
 comments and tags (screenshots), Markdown images, lines that are nothing but a link, agent
-session ids and "generated with" footers, and the empty headings left behind.
+session ids, "generated with" and agent attribution footers ("PR by …", "Comment @… to
+request changes"), and the empty headings left behind.
 """
 
 from __future__ import annotations
@@ -67,7 +68,8 @@ _IMAGE = re.compile(r"!\[[^\]]*\]\([^)]*\)")
 _LINK_ONLY = re.compile(r"^\s*(?:[-*]\s*)?(?:<?https?://\S+>?|\[[^\]]*\]\(\s*https?://[^)]*\))\s*$")
 _SESSION = re.compile(
     r"^\s*(?:[-*]\s*)?(?:\W{0,3}\s*generated (?:with|by)\b|(?:claude|codex|cursor|agent|copilot)"
-    r" session(?: id)?\s*:|resume\s*:\s*`?\w+ --resume\b)",
+    r" session(?: id)?\s*:|resume\s*:\s*`?\w+ --resume\b|"
+    r"(?:pr|pull request) (?:opened |created )?by @?[\w-]+\s*$|comment @[\w-]+ to request changes)",
     re.I,
 )
 _CHECKLIST_HEADING = re.compile(r"^\s{0,3}(#{1,6})\s+.*\bcheck\s?list\b", re.I)

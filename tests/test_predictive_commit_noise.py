@@ -169,7 +169,8 @@ def test_pull_request_template_boilerplate_is_not_knowledge() -> None:
         "## Additional Notes\n\n"
         "Claude session: `9f8553c5-6d78`\n"
         "Resume: `claude --resume 9f8553c5-6d78`\n\n"
-        "🤖 Generated with [Claude Code](https://claude.com/claude-code)\n"
+        "🤖 Generated with [Claude Code](https://claude.com/claude-code)\n\n"
+        "PR by Bits\n\nComment @datadog to request changes\n"
     )
     kept = meaningful_body(body)
     assert "dropped the last batch on shutdown because" in kept
@@ -182,6 +183,8 @@ def test_pull_request_template_boilerplate_is_not_knowledge() -> None:
         "claude --resume",
         "Claude session",
         "Generated with",
+        "PR by",
+        "to request changes",
         "Additional Notes",
         "Checklist",
     ):
