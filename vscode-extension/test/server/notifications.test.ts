@@ -93,8 +93,14 @@ describe('contextUpdated', () => {
     assert.match(statusText(update), /^\$\(database\) \d+(\.\d)?k?\/8k$/);
     // the default targets were written, as the tooltip lists them
     assert.ok(update.injected.some((p) => p.endsWith(path.join('.cursor', 'rules', 'living-memory.mdc'))));
+    // the files are written just after the client is told (it does not wait for the disk)
     for (const p of update.injected) {
-      assert.match(fs.readFileSync(p, 'utf8'), /living-memory:generated/);
+      const text = await eventually(
+        () => Promise.resolve(fs.existsSync(p) && fs.readFileSync(p, 'utf8')),
+        5_000,
+        `${p} to be written`,
+      );
+      assert.match(text, /living-memory:generated/);
     }
     assert.deepEqual(update.refused, []);
   });
