@@ -584,14 +584,43 @@ def _read_topic_words(text: str) -> set[str]:
     return out
 
 
+LATER_REQUESTS = 6
+"""How many of the user's later requests a summary lists after the opening one."""
+REQUEST_CHARS = 100
+"""Each later request's length in a summary (its first sentence, cut). A conversation is about
+what its user asked for all along, not only at first: with them, the summary ranking of
+:mod:`predictive.retrieval` finds the conversation a question's paraphrase describes (bench/
+bench_devset.py, real model: gryag chat R@5 0.893 → 0.929, twat-search R@1 0.70 → 0.725, R@5
+1.0 unchanged). 4, 6 and 10 requests of 100 to 240 characters give the same R@5 on both sets;
+3 requests did not find the gryag question."""
+
+
+def _later_requests(msgs: Sequence[ChatMessage], opening: str) -> list[str]:
+    """The first sentence of each user message after the first, in order, each once."""
+    seen = {opening.lower()}
+    out = []
+    for m in [m for m in msgs if m.role == "user"][1:]:
+        first = next(iter(_sentences(_own_words(m))), None)
+        if first is None:
+            continue
+        ask = _clip(first, REQUEST_CHARS)
+        if ask.lower() not in seen:
+            seen.add(ask.lower())
+            out.append(ask)
+            if len(out) == LATER_REQUESTS:
+                break
+    return out
+
+
 def summarise(conv: Conversation, *, topics: int = 12) -> str:
-    """A deterministic summary: the opening request, the main topics (words of its prose that
-    the most messages use), files and span."""
+    """A deterministic summary: the opening request, the user's later requests, the main
+    topics (words of its prose that the most messages use), files and span."""
     msgs = [m for m in conv.messages if m.text.strip()]
     first_user = next((m for m in msgs if m.role == "user"), msgs[0] if msgs else None)
     opening = (
         _clip(next(iter(_sentences(first_user.text)), first_user.text), 240) if first_user else ""
     )
+    later = _later_requests(msgs, opening)
     counts: Counter[str] = Counter()
     for m in msgs:
         if m.role in ("user", "assistant"):
@@ -604,6 +633,8 @@ def summarise(conv: Conversation, *, topics: int = 12) -> str:
         parts.append(conv.title.strip().rstrip(".") + ".")
     if opening:
         parts.append(f"Started with: {opening}")
+    if later:
+        parts.append("Then: " + " / ".join(later))
     if common:
         parts.append("Topics: " + ", ".join(common) + ".")
     files = _files(conv, msgs)[:8]

@@ -4,7 +4,7 @@ and confidence; what is not worth keeping is dropped, not stored."""
 from __future__ import annotations
 
 from bench.bench_extraction import evaluate, load
-from predictive.conversations import extract, summarise
+from predictive.conversations import LATER_REQUESTS, extract, summarise
 from predictive.extract import (
     MIN_CONFIDENCE,
     convention_confidence,
@@ -292,6 +292,29 @@ def test_summary_is_deterministic_and_names_topics_and_files() -> None:
     assert "invoices" in s and "export" in s
     assert "src/billing/export.py" in s
     assert "3 messages" in s
+
+
+def test_summary_lists_what_the_user_asked_for_later() -> None:
+    """A conversation is about all its requests: each later one's first sentence, in order,
+    each once, and not a log the user pasted."""
+    c = chat(
+        ("user", "Add a config flag for the export."),
+        ("assistant", "Added EXPORT_ENABLED."),
+        ("user", "Now make the page size five. It is too long."),
+        ("assistant", "Done."),
+        ("user", "```\nTraceback (most recent call last):\n  File x\n```"),
+        ("user", "Now make the page size five. It is too long."),
+        ("user", "Add buttons to move to the next page please"),
+        title="Export",
+    )
+    s = summarise(c)
+    assert "Then: Now make the page size five. / Add buttons to move to the next page please" in s
+    assert "It is too long" not in s and "Traceback" not in s
+    assert s.index("Started with:") < s.index("Then:") < s.index("Topics:")
+    assert "Then:" not in summarise(chat(("user", "Add a flag."), ("assistant", "Added.")))
+    many = chat(*[("user", f"Please rename the field number {i}.") for i in range(10)])
+    listed = summarise(many).split("Then: ")[1].split(" Topics:")[0]
+    assert listed.count(" / ") == LATER_REQUESTS - 1 and "number 1." in listed
 
 
 def test_paths_in_prose() -> None:
