@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import PurePosixPath
 
 from predictive.file_facts import FileFacts
@@ -93,6 +94,7 @@ class FileTerms:
     files: tuple[str, ...] = ()  # its own file name and its pair's, lower case
     paired: tuple[str, ...] = ()  # the paths of its pair
     pair_names: frozenset[str] = frozenset()  # names defined in its pair, not in it
+    text: str = field(default="", compare=False, repr=False)  # its content, when known
 
     def names_it(self, text: str) -> bool:
         """Whether ``text`` names the file itself or a distinctive name defined in it (a long
@@ -113,16 +115,47 @@ class FileTerms:
         if any(f in low for f in self.files[1:]):
             return 0.6  # its pair: a test's source, a source's test
         tokens = {t.lower() for t in _WORD.findall(text)}
-        if tokens & self.names or any(
-            t.startswith(n + "_") for t in tokens for n in self.names if len(n) > 5
+        if (
+            tokens & self.names
+            or any(t.startswith(n + "_") for t in tokens for n in self.names if len(n) > 5)
+            or self.quotes_code(text)
         ):
-            return 0.8  # a name defined in it, or one built on it (test_config_defaults)
+            # a name defined in it, one built on it (test_config_defaults), or its code quoted
+            return 0.8
         testing = self.is_test and bool(tokens & _TESTING)
         if tokens & self.pair_names:
             return 0.7 if testing else 0.5
         if {stem(t) for t in tokens} & self.words:
             return 0.6 if testing else 0.3
         return 0.0
+
+    def quotes_code(self, text: str) -> bool:
+        """Whether ``text`` quotes an expression of the file's code in backticks
+        (`` `max(min_value, int(value))` ``): a sentence about what that code does."""
+        if "`" not in text or not self.text:
+            return False
+        for span in _CODE_SPAN.findall(text):
+            tokens = _CODE_TOKEN.findall(span)
+            if len(tokens) >= QUOTED_TOKENS and any(t in _OPERATORS for t in tokens):
+                grams = zip(tokens, tokens[1:], tokens[2:], strict=False)
+                if all(g in self._code_grams for g in grams):
+                    return True
+        return False
+
+    @cached_property
+    def _code_grams(self) -> frozenset[tuple[str, str, str]]:
+        """Every three consecutive tokens of the file's code."""
+        tokens = _CODE_TOKEN.findall(self.text[:200_000])
+        return frozenset(zip(tokens, tokens[1:], tokens[2:], strict=False))
+
+
+_CODE_SPAN = re.compile(r"`([^`\n]{4,200})`")
+_CODE_TOKEN = re.compile(r"\w+|[^\w\s]")
+_OPERATORS = frozenset("()[]{}=<>+*,:%!&|")
+QUOTED_TOKENS = 4
+"""A quoted expression of at least this many tokens, one of them an operator or bracket
+(``self.get_num_results()``; not ``self.name``, ``num_results`` or a path such as
+``docs/configuration.rst``), names the file's code."""
 
 
 def split_words(name: str) -> list[str]:
@@ -196,6 +229,7 @@ def file_terms(
         tuple(files),
         tuple(paired or ()),
         frozenset(pair_names - names),
+        text or "",
     )
 
 

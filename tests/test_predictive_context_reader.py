@@ -9,7 +9,8 @@ import subprocess
 from pathlib import Path
 
 from predictive.engine import ContextEngine, ContextRequest
-from predictive.excerpts import excerpt
+from predictive.excerpts import excerpt, file_terms
+from predictive.file_facts import FileFacts
 from predictive.ingest import run
 from storage import Anchor, AnchorType, Kind, MemoryFilter, MemoryStore, NewMemory
 from storage.sources.records import ChatMessage, Conversation
@@ -620,3 +621,24 @@ def test_the_first_sentence_under_a_fix_heading_is_among_a_commits_lines() -> No
     )
     lines = excerpt(body, None, limit=3)
     assert "Take a reference before creating the worker thread." in lines
+
+
+def test_a_sentence_quoting_an_expression_of_the_files_code_is_about_it() -> None:
+    code = (
+        "def limit(value, min_value=1):\n"
+        "    return max(min_value, int(value))\n\n\ndef label(self):\n    return self.name\n"
+    )
+    terms = file_terms(FileFacts("src/limits.py", "python", None, None, (), (), ()), code)
+    quoting = "Removed the `max(min_value, int(value))` enforcement when a value is given."
+    assert terms.strength(quoting) >= 0.8
+    # a short name or an expression the file does not hold says nothing about it
+    assert terms.strength("Every engine sets `self.name` in its constructor.") == 0.0
+    assert terms.strength("Replaced `min(a, int(value))` with a clamp.") == 0.0
+    unknown = file_terms(FileFacts("src/limits.py", "python", None, None, (), (), ()), None)
+    assert unknown.strength(quoting) == 0.0
+    # a path the file mentions is another file, not its code
+    documented = file_terms(
+        FileFacts("src/limits.py", "python", None, None, (), (), ()),
+        code + '"""See docs/configuration.rst."""\n',
+    )
+    assert documented.strength("Regenerated `docs/configuration.rst` for the new flag.") == 0.0
