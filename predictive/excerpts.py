@@ -319,7 +319,15 @@ LEAD_BONUS = 0.3
 """The first sentence under a heading that explains (the fix under "Fix") says its point."""
 
 
-def _section_bonus(heading: str, lead: bool) -> float:
+_SUMMARY_SECTION = re.compile(r"^(?:description|summary|overview|what does this pr do\??)$")
+SUMMARY_LEAD_BONUS = 1.0
+"""The first sentence of a change's description ("## Description", "## Summary") says what the
+change is: worth as much as a line that names the file (the commit is tied to it already)."""
+
+
+def _section_bonus(heading: str, lead: bool, sentence: str) -> float:
+    if lead and _SUMMARY_SECTION.match(heading) and not sentence.rstrip().endswith(":"):
+        return SUMMARY_LEAD_BONUS  # (one that ends in a colon only introduces a list)
     if not _KEY_SECTION.search(heading):
         return 0.0
     return KEY_SECTION_BONUS + (LEAD_BONUS if lead and heading else 0.0)
@@ -333,7 +341,7 @@ def excerpt(
     seen = {" ".join(s.split()).lower() for s in skip}
     parts = sections(text)
     scored = [
-        (worth(s, terms) + _section_bonus(h, i == 0 or parts[i - 1][0] != h), i, s)
+        (worth(s, terms) + _section_bonus(h, i == 0 or parts[i - 1][0] != h, s), i, s)
         for i, (h, s) in enumerate(parts)
         if " ".join(s.split()).lower() not in seen
     ]

@@ -642,3 +642,23 @@ def test_a_sentence_quoting_an_expression_of_the_files_code_is_about_it() -> Non
         code + '"""See docs/configuration.rst."""\n',
     )
     assert documented.strength("Regenerated `docs/configuration.rst` for the new flag.") == 0.0
+
+
+def test_the_first_sentence_of_a_changes_description_is_among_its_lines() -> None:
+    code = "def dispatch(event, *args):\n    return _hub.dispatch(event, args)\n"
+    terms = file_terms(FileFacts("core/events.py", "python", None, None, (), (), ()), code)
+    body = (
+        "## Description\n\nRemoves the raising helper in favour of an opt-in flag on the "
+        "existing API.\n\n### Details\n\n"
+        "- `dispatch()` accepts a keyword-only flag for raising errors.\n"
+        "- `dispatch()` keeps the old default for every caller.\n"
+        "- Every caller of `dispatch()` in the tree was migrated to the new flag.\n"
+    )
+    lines = excerpt(body, terms, limit=2)
+    assert "Removes the raising helper in favour of an opt-in flag on the existing API." in lines
+    # a lead that only introduces a list is not the change's summary
+    listing = body.replace(
+        "Removes the raising helper in favour of an opt-in flag on the existing API.",
+        "Extends the flag to the remaining integrations listed below:",
+    )
+    assert not any("remaining integrations" in x for x in excerpt(listing, terms, limit=2))
