@@ -32,7 +32,13 @@ _NOISE = re.compile(
     r"great|perfect|okay|ok|excellent)\b",
     re.I,
 )
-_REASON = re.compile(r"\b(?:because|since|so that|as we(?:'ve| have)?|to avoid|instead of)\b", re.I)
+_REASON = re.compile(
+    r"\b(?:because|since|so that|as we(?:'ve| have)?|to avoid|instead of)\b|"
+    r"^the (?:issue|problem|bug|root cause|cause|fix) (?:is|was) (?:that )?",
+    re.I,
+)
+"""A sentence that gives a reason or states a diagnosis is said, even when it ends in a colon
+("The issue is that every `self.name` should be `self.engine_code`:")."""
 _LOOKING = re.compile(
     _OPENER + _NARRATION + r"\s+(?:(?:also|now|first|quickly|just)\s+)*"
     r"(?:check|look|see|examine|inspect|explore|search|find|read|open|view|review|run|verify|"

@@ -167,12 +167,46 @@ def split_words(name: str) -> list[str]:
 
 
 _ATTRIBUTE = re.compile(r"\bself\.([A-Za-z_]\w{3,})\s*(?::[^=\n]*)?=(?!=)")
+_CLASS_LINE = re.compile(r"^([ \t]*)class[ \t]+\w")
+_ANNOTATED = re.compile(r"^[ \t]+([A-Za-z_]\w{3,})[ \t]*:[ \t]*[A-Za-z_\"']")
+_COMPOUND = re.compile(r"_|[a-z][A-Z]")
+
+
+def _class_attributes(text: str) -> list[str]:
+    """The annotated attributes of the classes in ``text`` (``engine_code: ClassVar[str] =
+    ""``, a dataclass's fields): lines at the first level of a class body, not a method's
+    parameters or locals."""
+    if "class" not in text:
+        return []
+    out: list[str] = []
+    owner: int | None = None  # the indentation of the class whose body this is
+    body: int | None = None
+    for line in text.splitlines():
+        stripped = line.strip()
+        if not stripped:
+            continue
+        indent = len(line) - len(line.lstrip())
+        if owner is not None and indent <= owner:
+            owner = body = None
+        if cls := _CLASS_LINE.match(line):
+            owner, body = len(cls.group(1)), None
+            continue
+        if owner is None:
+            continue
+        if body is None:
+            body = indent
+        found = _ANNOTATED.match(line) if indent == body else None
+        if found and not stripped.endswith((",", "(")):
+            out.append(found.group(1))
+    return out
 
 
 def _defined(text: str) -> set[str]:
     """The names a file defines: functions, classes, methods, and its objects' attributes."""
     head = text[:200_000]
     found = _DEFINED.findall(head) + _ATTRIBUTE.findall(head)
+    # a class attribute is often a plain word (``description``, ``status``): compound ones only
+    found += [n for n in _class_attributes(head) if _COMPOUND.search(n.strip("_"))]
     # a short plain name (``you``, ``info``, ``run``) is a word in prose more often than a name
     return {
         n.lower()

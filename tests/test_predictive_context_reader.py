@@ -662,3 +662,33 @@ def test_the_first_sentence_of_a_changes_description_is_among_its_lines() -> Non
         "Extends the flag to the remaining integrations listed below:",
     )
     assert not any("remaining integrations" in x for x in excerpt(listing, terms, limit=2))
+
+
+def test_a_diagnosis_that_ends_in_a_colon_is_what_was_said(
+    store: MemoryStore, tmp_path: Path
+) -> None:
+    turns = [
+        ("user", "invoice.py shows the wrong totals, please look."),
+        ("assistant", "The issue is that `total()` in invoice.py sums floats, not cents:"),
+        ("assistant", "Here are the places in invoice.py that need the change:"),
+    ]
+    md = context_after(store, tmp_path, turns)
+    assert "sums floats, not cents" in md
+    assert "places in invoice.py that need the change" not in md  # it only announces a list
+
+
+def test_a_compound_class_attribute_is_a_name_of_the_file() -> None:
+    code = (
+        "class Engine:\n"
+        '    engine_code: ClassVar[str] = ""\n'
+        "    description: str = ''\n"
+        "    maxResults: int\n"
+        "\n\ndef split(\n    candidate_text: str,\n) -> list:\n"
+        "    ranges_new: list[int] = []\n    return ranges_new\n"
+    )
+    terms = file_terms(FileFacts("src/engine.py", "python", None, None, (), (), ()), code)
+    assert terms.strength("Every place should read `self.engine_code` now.") == 0.8
+    assert terms.strength("Raise the maxResults default for the engine users.") == 0.8
+    assert terms.strength("The description of the change is long.") == 0.0  # a plain word
+    # a function's parameters and locals are not names of the file
+    assert terms.strength("Keep the candidate_text and ranges_new apart here.") == 0.0
