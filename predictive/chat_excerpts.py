@@ -197,6 +197,8 @@ def what_was_said(
             for s in sentences(text):
                 if not _plain(s) or not MIN_WORDS <= len(s.split()) <= MAX_WORDS:
                     continue
+                if s.rstrip().endswith("?"):
+                    continue  # the assistant asking (itself or the user) found nothing yet
                 tie = terms.strength(s)
                 score = worth(s, terms)
                 if tie >= 0.8 or (tie > 0 and score >= 0.9):

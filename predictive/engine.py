@@ -17,10 +17,17 @@ from typing import Any
 
 from predictive.budget import TIERS, BudgetConfig, Candidate, Tier, TierFill, fit_tiers
 from predictive.categories import area_renderings, areas_for_path
-from predictive.chat_excerpts import Said, what_was_said
+from predictive.chat_excerpts import EXPLAINS, Said, what_was_said
 from predictive.compress import Compressor, DeterministicCompressor
 from predictive.consolidation.serving import cap_renderings, serving_level
-from predictive.excerpts import FileTerms, excerpt, file_terms, without_testing
+from predictive.excerpts import (
+    FileTerms,
+    excerpt,
+    file_terms,
+    sentences,
+    without_testing,
+    worth,
+)
 from predictive.file_facts import FileFacts, branch_tokens, derive_file, error_signature
 from predictive.glob_breadth import AREA_SHARE, GlobBreadth, glob_weight
 from predictive.globs import glob_match, specificity
@@ -99,6 +106,7 @@ MAX_POINTERS = 60
 MEMORY_CACHE_SIZE = 10_000
 MAX_RULES = 5_000
 COMMIT_LINES = 4  # sentences of a commit's body shown when the whole body does not fit
+NAMES_FILE = 0.5  # a sentence this strongly tied to the file (its names, its pair's) is about it
 SAID_FULL = 12  # things said in a conversation shown with it (fewer when the tier is full)
 SAID_SHORT = 3
 SAID_CACHE_SIZE = 2_000
@@ -832,6 +840,17 @@ class ContextEngine:
             if not terms.is_test:  # how a change was tested matters to its tests only
                 body = without_testing(body)
             lines = excerpt(body, terms, limit=COMMIT_LINES) if body.strip() else []
+            meta = m.metadata if isinstance(m.metadata, dict) else {}
+            if int(meta.get("fileCount") or 0) > MANY_FILES and not any(
+                terms.strength(s) >= NAMES_FILE for s in sentences(body)
+            ):
+                # a sweep whose message says nothing of this file: its subject and the lines
+                # that explain (a cause, a fix), not the list of what it did elsewhere (one
+                # recall away)
+                lines = [x for x in lines if worth(x, terms) >= EXPLAINS]
+                out = commit_renderings(m, lines, m.index_label, body)
+                out.pop(Level.FULL, None)
+                return out
             return commit_renderings(m, lines, m.index_label, body)
         if m.kind is Kind.DECISION and m.supersedes is not None:
             return self._with_predecessor(m)

@@ -671,10 +671,12 @@ def test_a_diagnosis_that_ends_in_a_colon_is_what_was_said(
         ("user", "invoice.py shows the wrong totals, please look."),
         ("assistant", "The issue is that `total()` in invoice.py sums floats, not cents:"),
         ("assistant", "Here are the places in invoice.py that need the change:"),
+        ("assistant", "Should invoice.py also round the refunds it computes?"),
     ]
     md = context_after(store, tmp_path, turns)
     assert "sums floats, not cents" in md
     assert "places in invoice.py that need the change" not in md  # it only announces a list
+    assert "round the refunds" not in md  # a question found nothing yet
 
 
 def test_a_compound_class_attribute_is_a_name_of_the_file() -> None:
@@ -692,3 +694,28 @@ def test_a_compound_class_attribute_is_a_name_of_the_file() -> None:
     assert terms.strength("The description of the change is long.") == 0.0  # a plain word
     # a function's parameters and locals are not names of the file
     assert terms.strength("Keep the candidate_text and ranges_new apart here.") == 0.0
+
+
+def test_a_sweep_that_says_nothing_of_the_file_is_shown_by_its_subject(
+    store: MemoryStore,
+) -> None:
+    others = [f"src/feature{i}.py" for i in range(12)]
+    commit_memory(
+        store,
+        "feat: weather and profiles\n\n- Created the weather service with forecasts.\n"
+        "- Added a profile summariser that keeps facts about users.",
+        ["src/billing/invoice.py", *others],
+        at=1_700_000_000.0,
+    )
+    commit_memory(
+        store,
+        "feat: cents everywhere\n\n- Totals in invoice.py are integers in cents now.\n"
+        "- Added a profile summariser that keeps facts about users.",
+        ["src/billing/invoice.py", *others],
+        at=1_700_000_100.0,
+    )
+    md = ContextEngine(store).assemble(ContextRequest(path="src/billing/invoice.py")).markdown
+    assert "feat: weather and profiles" in md
+    assert "weather service with forecasts" not in md  # a line of what it did elsewhere
+    assert md.count("profile summariser") == 1  # the same line, whole where it says more
+    assert "Totals in invoice.py are integers in cents now." in md  # it says what it did here
