@@ -18,7 +18,7 @@ from pathlib import PurePosixPath
 from predictive.excerpts import FENCED_CODE, MAX_WORDS, MIN_WORDS, FileTerms, sentences, worth
 from predictive.mentions import FILE_TOKEN, SOURCE_SUFFIXES
 from storage.sessions import Message
-from storage.text import is_tool_output
+from storage.text import STOPWORDS, is_tool_output
 
 _MARKUP = re.compile(r"</?[a-zA-Z][^>]*>")
 _BOLD = r"\*\*(?=\S)[^*\n]{1,120}?(?<=\S)\*\*"
@@ -47,6 +47,28 @@ _LOOKING = re.compile(
 )
 """A narration of looking at something ("Let's check the CLI file since…"): the step, not what
 was found or decided, even when it gives a reason."""
+_TALK = frozenset(
+    "see seen understand found find issue problem now look looks like seems seem just also "
+    "here okay great perfect good right actually really something everything thing things "
+    "what's it's that's i'm we're i've we've there's better".split()
+)
+"""Words of an assistant's exclamation, not of its finding ("Now I understand the issue!")."""
+_WORDS = re.compile(r"[A-Za-z_][\w'.-]*")
+MIN_CONTENT_WORDS = 3
+"""An assistant's sentence with fewer words of substance says nothing yet."""
+
+
+def _says_something(sentence: str) -> bool:
+    content = 0
+    for w in _WORDS.findall(sentence):
+        low = w.lower()
+        if len(low) > 2 and low not in STOPWORDS and low not in _TALK:
+            content += 1
+            if content == MIN_CONTENT_WORDS:
+                return True
+    return False
+
+
 _PASTED = re.compile(
     r"\b\d{1,2}:\d{2}:\d{2}\b|\b(?:DEBUG|INFO|WARNING|ERROR|CRITICAL)\b[:\s]|\"\w+\":\s|\\u[0-9a-f]{4}|"
     r"https?://|^\s*[\[{]|^\s*\$\s|^\s*>>>|\^{3,}|Traceback|\bFile \"|\bline \d+\b|"
@@ -197,8 +219,8 @@ def what_was_said(
             for s in sentences(text):
                 if not _plain(s) or not MIN_WORDS <= len(s.split()) <= MAX_WORDS:
                     continue
-                if s.rstrip().endswith("?"):
-                    continue  # the assistant asking (itself or the user) found nothing yet
+                if s.rstrip().endswith("?") or not _says_something(s):
+                    continue  # asking (itself or the user), or "Now I see the issue!"
                 tie = terms.strength(s)
                 score = worth(s, terms)
                 if tie >= 0.8 or (tie > 0 and score >= 0.9):

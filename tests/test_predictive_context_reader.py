@@ -672,11 +672,13 @@ def test_a_diagnosis_that_ends_in_a_colon_is_what_was_said(
         ("assistant", "The issue is that `total()` in invoice.py sums floats, not cents:"),
         ("assistant", "Here are the places in invoice.py that need the change:"),
         ("assistant", "Should invoice.py also round the refunds it computes?"),
+        ("assistant", "Now I understand the issue better!"),
     ]
     md = context_after(store, tmp_path, turns)
     assert "sums floats, not cents" in md
     assert "places in invoice.py that need the change" not in md  # it only announces a list
     assert "round the refunds" not in md  # a question found nothing yet
+    assert "understand the issue better" not in md  # nor an exclamation
 
 
 def test_a_compound_class_attribute_is_a_name_of_the_file() -> None:
