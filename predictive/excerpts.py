@@ -201,18 +201,20 @@ def _class_attributes(text: str) -> list[str]:
     return out
 
 
-def _defined(text: str) -> set[str]:
-    """The names a file defines: functions, classes, methods, and its objects' attributes."""
+@lru_cache(maxsize=16)
+def _defined(text: str) -> frozenset[str]:
+    """The names a file defines: functions, classes, methods, and its objects' attributes
+    (kept for the files read last: a file of 170 kB takes about 6 ms)."""
     head = text[:200_000]
     found = _DEFINED.findall(head) + _ATTRIBUTE.findall(head)
     # a class attribute is often a plain word (``description``, ``status``): compound ones only
     found += [n for n in _class_attributes(head) if _COMPOUND.search(n.strip("_"))]
     # a short plain name (``you``, ``info``, ``run``) is a word in prose more often than a name
-    return {
+    return frozenset(
         n.lower()
         for n in found
         if not n.startswith("__") and (len(n) >= MIN_NAME or "_" in n.strip("_"))
-    }
+    )
 
 
 def stem(word: str) -> str:
