@@ -43,6 +43,7 @@ from predictive.render import (
     render_markdown,
     title,
     topic_renderings,
+    unwrapped,
 )
 from predictive.restatements import restated
 from predictive.retrieval import label_of
@@ -106,6 +107,8 @@ MAX_POINTERS = 60
 MEMORY_CACHE_SIZE = 10_000
 MAX_RULES = 5_000
 COMMIT_LINES = 4  # sentences of a commit's body shown when the whole body does not fit
+LONG_BODY_LINES = 40  # a commit body longer than this is never shown whole
+LONG_BODY_EXCERPT = 8  # the sentences of such a body shown instead
 NAMES_FILE = 0.5  # a sentence this strongly tied to the file (its names, its pair's) is about it
 SAID_FULL = 12  # things said in a conversation shown with it (fewer when the tier is full)
 SAID_SHORT = 3
@@ -848,6 +851,13 @@ class ContextEngine:
                 # that explain (a cause, a fix), not the list of what it did elsewhere (one
                 # recall away)
                 lines = [x for x in lines if worth(x, terms) >= EXPLAINS]
+                out = commit_renderings(m, lines, m.index_label, body)
+                out.pop(Level.FULL, None)
+                return out
+            if len(unwrapped(body).splitlines()) > LONG_BODY_LINES:
+                # a long write-up (benchmarks, reproduction scripts, before/after output): the
+                # sentences that matter here, more of them, not all of it (one recall away)
+                lines = excerpt(body, terms, limit=LONG_BODY_EXCERPT)
                 out = commit_renderings(m, lines, m.index_label, body)
                 out.pop(Level.FULL, None)
                 return out

@@ -721,3 +721,16 @@ def test_a_sweep_that_says_nothing_of_the_file_is_shown_by_its_subject(
     assert "weather service with forecasts" not in md  # a line of what it did elsewhere
     assert md.count("profile summariser") == 1  # the same line, whole where it says more
     assert "Totals in invoice.py are integers in cents now." in md  # it says what it did here
+
+
+def test_a_long_write_up_is_shown_by_the_sentences_that_matter(store: MemoryStore) -> None:
+    table = "\n".join(f"| run {i} | {i * 3} ms | {i * 5} ms |" for i in range(50))
+    body = (
+        "fix(billing): totals in cents (#40)\n\n## Summary\n\nTotals in invoice.py are summed "
+        "in integer cents now, because floats lost a cent on large invoices.\n\n"
+        f"### Benchmarks\n\n| run | before | after |\n|---|---|---|\n{table}\n"
+    )
+    commit_memory(store, body, ["src/billing/invoice.py"], at=1_700_000_000.0)
+    md = ContextEngine(store).assemble(ContextRequest(path="src/billing/invoice.py")).markdown
+    assert "summed in integer cents now, because floats lost a cent" in md
+    assert "run 17" not in md  # the benchmark table is one recall away
