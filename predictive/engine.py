@@ -842,26 +842,24 @@ class ContextEngine:
             body = m.text.strip().partition("\n")[2]
             if not terms.is_test:  # how a change was tested matters to its tests only
                 body = without_testing(body)
-            lines = excerpt(body, terms, limit=COMMIT_LINES) if body.strip() else []
             meta = m.metadata if isinstance(m.metadata, dict) else {}
-            if int(meta.get("fileCount") or 0) > MANY_FILES and not any(
+            # a sweep whose message says nothing of this file: its subject and the lines that
+            # explain (a cause, a fix), not the list of what it did elsewhere; a long write-up
+            # (benchmarks, reproduction scripts, before/after output): more of the sentences
+            # that matter here, not all of it. Either is one recall away.
+            sweep = int(meta.get("fileCount") or 0) > MANY_FILES and not any(
                 terms.strength(s) >= NAMES_FILE for s in sentences(body)
-            ):
-                # a sweep whose message says nothing of this file: its subject and the lines
-                # that explain (a cause, a fix), not the list of what it did elsewhere (one
-                # recall away)
+            )
+            long = (
+                not sweep
+                and body.count("\n") > LONG_BODY_LINES  # unwrapping only joins lines
+                and len(unwrapped(body).splitlines()) > LONG_BODY_LINES
+            )
+            limit = LONG_BODY_EXCERPT if long else COMMIT_LINES
+            lines = excerpt(body, terms, limit=limit) if body.strip() else []
+            if sweep:
                 lines = [x for x in lines if worth(x, terms) >= EXPLAINS]
-                out = commit_renderings(m, lines, m.index_label, body)
-                out.pop(Level.FULL, None)
-                return out
-            if len(unwrapped(body).splitlines()) > LONG_BODY_LINES:
-                # a long write-up (benchmarks, reproduction scripts, before/after output): the
-                # sentences that matter here, more of them, not all of it (one recall away)
-                lines = excerpt(body, terms, limit=LONG_BODY_EXCERPT)
-                out = commit_renderings(m, lines, m.index_label, body)
-                out.pop(Level.FULL, None)
-                return out
-            return commit_renderings(m, lines, m.index_label, body)
+            return commit_renderings(m, lines, m.index_label, body, complete=not (sweep or long))
         if m.kind is Kind.DECISION and m.supersedes is not None:
             return self._with_predecessor(m)
         meta = m.metadata if isinstance(m.metadata, dict) else {}

@@ -134,11 +134,16 @@ def restated(subject: str, body: str) -> tuple[str, str]:
 
 
 def commit_renderings(
-    m: Memory, lines: list[str], label: str | None, body: str | None = None
+    m: Memory,
+    lines: list[str],
+    label: str | None,
+    body: str | None = None,
+    *,
+    complete: bool = True,
 ) -> dict[Level, str]:
-    """A commit: its whole message (``body``: the part of its body to show); its subject with
-    the sentences of its body that matter for the file (``lines``); its subject alone. The
-    subject is never cut."""
+    """A commit: its whole message (``body``: the part of its body to show; not when
+    ``complete`` is false); its subject with the sentences of its body that matter for the file
+    (``lines``); its subject alone. The subject is never cut."""
     head = f"commit {provenance(m).removeprefix('commit ')} · #{m.id} · {_date(m.valid_from)}"
     subject, _, whole = m.text.strip().partition("\n")
     body = whole if body is None else body
@@ -146,9 +151,10 @@ def commit_renderings(
     lines = [x for x in lines if _words(x) != _words(subject)]
     out: dict[Level, str] = {}
     if body.strip():
-        out[Level.FULL] = f"- [{head}] {subject}\n" + "\n".join(
-            "  " + line for line in unwrapped(body.strip()).splitlines()
-        )
+        if complete:
+            out[Level.FULL] = f"- [{head}] {subject}\n" + "\n".join(
+                "  " + line for line in unwrapped(body.strip()).splitlines()
+            )
         if lines:
             out[Level.SUMMARY] = f"- [{head}] {subject}" + "".join(
                 f"\n  - {_flat(x)}" for x in lines
